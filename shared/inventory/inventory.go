@@ -1,0 +1,45 @@
+// Package inventory is the stock participant's model: stock per SKU and
+// reservations keyed by saga, with rules that keep stock from going negative.
+package inventory
+
+import "time"
+
+// Stock is the quantity of one SKU. Available never goes below zero.
+type Stock struct {
+	SKU       string
+	Available int64
+	Reserved  int64
+	UpdatedAt time.Time
+	Version   int64
+}
+
+// ReservationStatus of a reservation.
+type ReservationStatus string
+
+// Reservation statuses.
+const (
+	Reserved ReservationStatus = "reserved"
+	Released ReservationStatus = "released"
+	// Rejected records that a reservation was refused (out of stock), so a
+	// repeated attempt gives the same answer and a release is a no-op.
+	Rejected ReservationStatus = "rejected"
+)
+
+// Line is one reserved SKU quantity.
+type Line struct {
+	SKU      string `json:"sku"`
+	Quantity int64  `json:"quantity"`
+}
+
+// Reservation is keyed by the saga id: one per saga, so a duplicate
+// reserve or release is recognised and changes nothing.
+type Reservation struct {
+	ID        string // = saga id
+	OrderID   string
+	Lines     []Line
+	Status    ReservationStatus
+	Reason    string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	Version   int64
+}

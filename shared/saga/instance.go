@@ -1,0 +1,112 @@
+// Package saga defines CreateOrderSaga: its persisted instance, its step log,
+// and the explicit step table (each forward step names its compensation).
+// The orchestrator that runs steps lives in package orchestrator.
+package saga
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// State of a saga instance.
+type State string
+
+// Saga states: pending → running → completed; running → compensating →
+// compensated; compensating → failed when a compensation gives up.
+const (
+	StatePending      State = "pending"
+	StateRunning      State = "running"
+	StateCompleted    State = "completed"
+	StateCompensating State = "compensating"
+	StateCompensated  State = "compensated"
+	StateFailed       State = "failed"
+)
+
+// Finished reports whether the saga will not move again on its own.
+func (s State) Finished() bool {
+	return s == StateCompleted || s == StateCompensated || s == StateFailed
+}
+
+// TypeCreateOrder is the only saga type today.
+const TypeCreateOrder = "create_order"
+
+// Data is the saga's persisted working data: a snapshot of what its steps need,
+// so a step never reads a mutable aggregate to decide what to do.
+type Data struct {
+	OrderID    string     `json:"order_id"`
+	CustomerID string     `json:"customer_id"`
+	Currency   string     `json:"currency"`
+	TotalMinor int64      `json:"total_minor"`
+	Items      []DataItem `json:"items"`
+	// FailureReason is the permanent error that started compensation.
+	FailureReason string `json:"failure_reason,omitempty"`
+}
+
+// DataItem is one order line as the steps see it.
+type DataItem struct {
+	SKU            string `json:"sku"`
+	Quantity       int64  `json:"quantity"`
+	UnitPriceMinor int64  `json:"unit_price_minor"`
+}
+
+// Instance is one persisted saga.
+type Instance struct {
+	ID    string
+	Type  string
+	State State
+	Data  Data
+	// Step is the index in the step table of the step being run (forward) or
+	// compensated (compensating). For completed sagas it equals len(Steps).
+	Step int
+	// Attempts of the current step or compensation so far.
+	Attempts      int
+	LeaseOwner    string
+	LeaseUntil    time.Time
+	NextAttemptAt time.Time
+	LastError     string
+	// CorrelationID is the idempotency key of the request that created the saga.
+	CorrelationID string
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+	FinishedAt    time.Time
+	Version       int64
+}
+
+// DataJSON encodes Data for storage.
+func (i Instance) DataJSON() ([]byte, error) { return json.Marshal(i.Data) }
+
+// Direction of a step execution.
+type Direction string
+
+// Directions.
+const (
+	Forward    Direction = "forward"
+	Compensate Direction = "compensate"
+)
+
+// Outcome of one step execution, as recorded in the step log.
+type Outcome string
+
+// Outcomes.
+const (
+	OutcomeSucceeded Outcome = "succeeded"
+	OutcomeRetry     Outcome = "retry"     // transient failure, retried later
+	OutcomeFailed    Outcome = "failed"    // permanent failure of a forward step: compensation starts
+	OutcomeGaveUp    Outcome = "gave_up"   // a compensation exhausted its retries: saga failed
+	OutcomeSkipped   Outcome = "skipped"   // nothing to do (e.g. compensating a step with no effect)
+)
+
+// LogEntry is one line of a saga's step history.
+type LogEntry struct {
+	SagaID     string    `json:"-"`
+	Seq        int       `json:"seq"`
+	Step       string    `json:"step"`
+	Direction  Direction `json:"direction"`
+	Outcome    Outcome   `json:"outcome"`
+	Attempt    int       `json:"attempt"`
+	Error      string    `json:"error,omitempty"`
+	StateAfter State     `json:"state_after"`
+	DurationMS int64     `json:"duration_ms"`
+	At         time.Time `json:"at"`
+	MessageID  string    `json:"message_id,omitempty"`
+}
