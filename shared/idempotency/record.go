@@ -115,3 +115,9 @@ func Decide(rec Record, fp string, now time.Time) Decision {
 	}
 	return Replay
 }
+
+// ErrFingerprintMismatch: the key was already used with a different request (HTTP 422).
+var ErrFingerprintMismatch = apperr.New(apperr.Conflict, "this Idempotency-Key was already used with a different request")
+
+// ErrInProgress: a request with this key is still being processed (HTTP 409 + Retry-After).
+var ErrInProgress = apperr.New(apperr.Conflict, "a request with this Idempotency-Key is still being processed")

@@ -210,25 +210,26 @@ func (b *Breaker) record(gen uint64, probe, failed bool) {
 		return // stale: e.g. a Closed-era call finishing after the breaker opened
 	}
 	now := b.cfg.Now()
-	switch {
-	case probe && failed:
+	if probe {
 		b.probing = false
-		b.transition(StateOpen, now)
-	case probe:
-		b.probing = false
+		if failed {
+			b.transition(StateOpen, now) // fresh open timeout
+			return
+		}
 		b.successes++
 		if b.successes >= b.cfg.SuccessesToClose {
 			b.transition(StateClosed, now)
 		}
-	case b.state != StateClosed:
-		// not reachable: non-probe calls are admitted only while Closed
-	case failed:
-		b.failures++
-		if b.failures >= b.cfg.FailureThreshold {
-			b.transition(StateOpen, now)
-		}
-	default:
+		return
+	}
+	// Same generation and not a probe: the breaker is still Closed.
+	if !failed {
 		b.failures = 0
+		return
+	}
+	b.failures++
+	if b.failures >= b.cfg.FailureThreshold {
+		b.transition(StateOpen, now)
 	}
 }
 

@@ -146,7 +146,7 @@ func (r *Retry) Do(ctx context.Context, op string, fn func(ctx context.Context) 
 		}
 		if attempt >= maxAttempts {
 			r.report(AttemptEvent{Op: op, Attempt: attempt, Err: err, Result: ResultExhausted})
-			return apperr.Wrap(apperr.Transient, err, "%s: gave up after %d attempts", op, attempt)
+			return apperr.Wrap(apperr.Transient, err, "%s: gave up after %s", op, attemptsText(attempt))
 		}
 		delay := r.delay(attempt-1, err)
 		r.report(AttemptEvent{Op: op, Attempt: attempt, Err: err, Result: ResultRetry, Delay: delay})
@@ -171,19 +171,27 @@ func (r *Retry) delay(n int, err error) time.Duration {
 }
 
 // stopped reports and builds the error for a call cut short by its context.
-func (r *Retry) stopped(op string, attempts int, last, ctxErr error) error {
-	r.report(AttemptEvent{Op: op, Attempt: attempts, Err: last, Result: ResultCanceled})
+func (r *Retry) stopped(op string, n int, last, ctxErr error) error {
+	r.report(AttemptEvent{Op: op, Attempt: n, Err: last, Result: ResultCanceled})
 	cause := ctxErr
 	if last != nil && !errors.Is(last, ctxErr) {
 		cause = fmt.Errorf("%w (%w)", last, ctxErr)
 	} else if last != nil {
 		cause = last
 	}
-	return apperr.Wrap(apperr.Transient, cause, "%s: stopped after %d attempts", op, attempts)
+	return apperr.Wrap(apperr.Transient, cause, "%s: stopped after %s", op, attemptsText(n))
 }
 
 func (r *Retry) report(ev AttemptEvent) {
 	if r.OnAttempt != nil {
 		r.OnAttempt(ev)
 	}
+}
+
+// attemptsText renders "1 attempt" / "3 attempts".
+func attemptsText(n int) string {
+	if n == 1 {
+		return "1 attempt"
+	}
+	return fmt.Sprintf("%d attempts", n)
 }

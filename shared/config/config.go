@@ -1,0 +1,368 @@
+// Package config turns the environment into one validated Config, read once
+// per function instance (cold start). Adapters never read the environment;
+// a misconfiguration fails the cold start with a message naming the variable.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Store backends.
+const (
+	StoreSQLite = "sqlite"
+	StoreYDB    = "ydb"
+)
+
+// Queue backends.
+const (
+	QueueSQLite = "sqlite"
+	QueueYMQ    = "ymq"
+)
+
+// Auth modes.
+const (
+	AuthGateway = "gateway"
+	AuthTokens  = "tokens"
+)
+
+// Config is the whole configuration of one process or function instance.
+type Config struct {
+	Store      string // ORDERSAGA_STORE: sqlite | ydb
+	SQLitePath string // ORDERSAGA_SQLITE_PATH
+	YDB        YDB
+
+	Queue       string // ORDERSAGA_QUEUE: sqlite | ymq
+	YMQ         YMQ
+	QueueURLs   QueueURLs
+	QueueSQLite string // ORDERSAGA_QUEUE_SQLITE_PATH (defaults to SQLitePath)
+
+	Auth       string // ORDERSAGA_AUTH: gateway | tokens
+	AuthTokens string // ORDERSAGA_AUTH_TOKENS: token=subject:role,...
+
+	Relay    Relay
+	Saga     Saga
+	Recovery Recovery
+	Redrive  Redrive
+
+	Payment Payment
+
+	LogLevel   string // ORDERSAGA_LOG_LEVEL: debug | info | warn | error
+	Metrics    string // ORDERSAGA_METRICS: none | prometheus | monitoring
+	Monitoring Monitoring
+}
+
+// YDB connection settings.
+type YDB struct {
+	ConnectionString string // YDB_CONNECTION_STRING
+	Auth             string // YDB_AUTH: metadata | token | anonymous
+	Token            string // YDB_TOKEN (with YDB_AUTH=token)
+}
+
+// YMQ connection settings (static keys come from Lockbox in the cloud).
+type YMQ struct {
+	Endpoint        string // YMQ_ENDPOINT
+	Region          string // YMQ_REGION
+	AccessKeyID     string // YMQ_ACCESS_KEY_ID
+	SecretAccessKey string // YMQ_SECRET_ACCESS_KEY
+}
+
+// QueueURLs names the queues (URLs as returned by YMQ; local: sqlitequeue URLs).
+type QueueURLs struct {
+	SagaCommands    string // SAGA_COMMANDS_QUEUE_URL
+	SagaCommandsDLQ string // SAGA_COMMANDS_DLQ_URL
+	OrderEvents     string // ORDER_EVENTS_QUEUE_URL
+}
+
+// Relay settings.
+type Relay struct {
+	BatchSize   int           // RELAY_BATCH_SIZE (rows per claim)
+	MaxAttempts int           // RELAY_MAX_ATTEMPTS (then the row is dead)
+	Lease       time.Duration // RELAY_LEASE
+	BackoffBase time.Duration // RELAY_BACKOFF_BASE
+	BackoffCap  time.Duration // RELAY_BACKOFF_CAP
+	Shards      int           // OUTBOX_SHARDS
+	Budget      time.Duration // RELAY_BUDGET: how long one invocation keeps relaying
+	Retention   time.Duration // OUTBOX_RETENTION: published rows kept this long
+}
+
+// Saga settings.
+type Saga struct {
+	Lease       time.Duration // SAGA_LEASE
+	BackoffBase time.Duration // SAGA_BACKOFF_BASE
+	BackoffCap  time.Duration // SAGA_BACKOFF_CAP
+	InboxTTL    time.Duration // INBOX_TTL
+}
+
+// Recovery settings.
+type Recovery struct {
+	BatchSize  int           // RECOVERY_BATCH_SIZE
+	StuckAfter time.Duration // RECOVERY_STUCK_AFTER
+}
+
+// Redrive settings.
+type Redrive struct {
+	MaxPerCall int // REDRIVE_MAX (upper bound of "max")
+	LoopLimit  int // REDRIVE_LOOP_LIMIT: redrives before an entry is flagged
+	MaxRate    int // REDRIVE_MAX_RATE (upper bound of rate_per_sec)
+}
+
+// Payment provider settings.
+type Payment struct {
+	ProviderURL      string        // PAYMENT_PROVIDER_URL ("" = the built-in simulated provider)
+	Timeout          time.Duration // PAYMENT_TIMEOUT (per attempt)
+	MaxConcurrent    int           // PAYMENT_MAX_CONCURRENT (bulkhead)
+	BreakerThreshold int           // PAYMENT_BREAKER_THRESHOLD
+	BreakerOpenFor   time.Duration // PAYMENT_BREAKER_OPEN_FOR
+	DeclineAbove     int64         // PAYMENT_DECLINE_ABOVE_MINOR (simulated provider)
+	FailureRate      float64       // PAYMENT_FAILURE_RATE (simulated provider, 0..1)
+	Latency          time.Duration // PAYMENT_LATENCY (simulated provider)
+}
+
+// Monitoring settings for Yandex Monitoring custom metrics.
+type Monitoring struct {
+	FolderID string // MONITORING_FOLDER_ID
+	Endpoint string // MONITORING_ENDPOINT
+}
+
+// Default returns the local-development configuration.
+func Default() Config {
+	return Config{
+		Store: StoreSQLite, SQLitePath: "ordersaga.db",
+		YDB:   YDB{Auth: "metadata"},
+		Queue: QueueSQLite,
+		YMQ:   YMQ{Endpoint: "https://message-queue.api.cloud.yandex.net", Region: "ru-central1"},
+		QueueURLs: QueueURLs{
+			SagaCommands:    "sqlitequeue:///saga-commands",
+			SagaCommandsDLQ: "sqlitequeue:///saga-commands-dlq",
+			OrderEvents:     "sqlitequeue:///order-events",
+		},
+		Auth: AuthTokens, AuthTokens: "dev-user=dev-user:user,dev-admin=dev-admin:admin",
+		Relay: Relay{BatchSize: 100, MaxAttempts: 10, Lease: 30 * time.Second, BackoffBase: time.Second,
+			BackoffCap: 5 * time.Minute, Shards: 1, Budget: 50 * time.Second, Retention: 7 * 24 * time.Hour},
+		Saga:     Saga{Lease: 30 * time.Second, BackoffBase: 500 * time.Millisecond, BackoffCap: time.Minute, InboxTTL: 7 * 24 * time.Hour},
+		Recovery: Recovery{BatchSize: 100, StuckAfter: 2 * time.Minute},
+		Redrive:  Redrive{MaxPerCall: 1000, LoopLimit: 3, MaxRate: 100},
+		Payment: Payment{Timeout: 2 * time.Second, MaxConcurrent: 16, BreakerThreshold: 5, BreakerOpenFor: 10 * time.Second,
+			DeclineAbove: 1_000_000},
+		LogLevel: "info", Metrics: "none",
+		Monitoring: Monitoring{Endpoint: "https://monitoring.api.cloud.yandex.net/monitoring/v2/data/write"},
+	}
+}
+
+// Getenv is os.Getenv or a test double.
+type Getenv func(string) string
+
+// Load reads the environment over Default and validates the result.
+func Load(getenv Getenv) (Config, error) {
+	c := Default()
+	r := reader{get: getenv}
+	r.str("ORDERSAGA_STORE", &c.Store)
+	r.str("ORDERSAGA_SQLITE_PATH", &c.SQLitePath)
+	r.str("YDB_CONNECTION_STRING", &c.YDB.ConnectionString)
+	r.str("YDB_AUTH", &c.YDB.Auth)
+	r.str("YDB_TOKEN", &c.YDB.Token)
+	r.str("ORDERSAGA_QUEUE", &c.Queue)
+	r.str("ORDERSAGA_QUEUE_SQLITE_PATH", &c.QueueSQLite)
+	r.str("YMQ_ENDPOINT", &c.YMQ.Endpoint)
+	r.str("YMQ_REGION", &c.YMQ.Region)
+	r.str("YMQ_ACCESS_KEY_ID", &c.YMQ.AccessKeyID)
+	r.str("YMQ_SECRET_ACCESS_KEY", &c.YMQ.SecretAccessKey)
+	r.str("SAGA_COMMANDS_QUEUE_URL", &c.QueueURLs.SagaCommands)
+	r.str("SAGA_COMMANDS_DLQ_URL", &c.QueueURLs.SagaCommandsDLQ)
+	r.str("ORDER_EVENTS_QUEUE_URL", &c.QueueURLs.OrderEvents)
+	r.str("ORDERSAGA_AUTH", &c.Auth)
+	r.str("ORDERSAGA_AUTH_TOKENS", &c.AuthTokens)
+	r.int("RELAY_BATCH_SIZE", &c.Relay.BatchSize)
+	r.int("RELAY_MAX_ATTEMPTS", &c.Relay.MaxAttempts)
+	r.dur("RELAY_LEASE", &c.Relay.Lease)
+	r.dur("RELAY_BACKOFF_BASE", &c.Relay.BackoffBase)
+	r.dur("RELAY_BACKOFF_CAP", &c.Relay.BackoffCap)
+	r.int("OUTBOX_SHARDS", &c.Relay.Shards)
+	r.dur("RELAY_BUDGET", &c.Relay.Budget)
+	r.dur("OUTBOX_RETENTION", &c.Relay.Retention)
+	r.dur("SAGA_LEASE", &c.Saga.Lease)
+	r.dur("SAGA_BACKOFF_BASE", &c.Saga.BackoffBase)
+	r.dur("SAGA_BACKOFF_CAP", &c.Saga.BackoffCap)
+	r.dur("INBOX_TTL", &c.Saga.InboxTTL)
+	r.int("RECOVERY_BATCH_SIZE", &c.Recovery.BatchSize)
+	r.dur("RECOVERY_STUCK_AFTER", &c.Recovery.StuckAfter)
+	r.int("REDRIVE_MAX", &c.Redrive.MaxPerCall)
+	r.int("REDRIVE_LOOP_LIMIT", &c.Redrive.LoopLimit)
+	r.int("REDRIVE_MAX_RATE", &c.Redrive.MaxRate)
+	r.str("PAYMENT_PROVIDER_URL", &c.Payment.ProviderURL)
+	r.dur("PAYMENT_TIMEOUT", &c.Payment.Timeout)
+	r.int("PAYMENT_MAX_CONCURRENT", &c.Payment.MaxConcurrent)
+	r.int("PAYMENT_BREAKER_THRESHOLD", &c.Payment.BreakerThreshold)
+	r.dur("PAYMENT_BREAKER_OPEN_FOR", &c.Payment.BreakerOpenFor)
+	r.int64("PAYMENT_DECLINE_ABOVE_MINOR", &c.Payment.DeclineAbove)
+	r.float("PAYMENT_FAILURE_RATE", &c.Payment.FailureRate)
+	r.dur("PAYMENT_LATENCY", &c.Payment.Latency)
+	r.str("ORDERSAGA_LOG_LEVEL", &c.LogLevel)
+	r.str("ORDERSAGA_METRICS", &c.Metrics)
+	r.str("MONITORING_FOLDER_ID", &c.Monitoring.FolderID)
+	r.str("MONITORING_ENDPOINT", &c.Monitoring.Endpoint)
+	if c.QueueSQLite == "" {
+		c.QueueSQLite = c.SQLitePath
+	}
+	if err := errors.Join(append(r.errs, c.Validate())...); err != nil {
+		return Config{}, fmt.Errorf("invalid configuration: %w", err)
+	}
+	return c, nil
+}
+
+// Validate reports every inconsistency at once.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	switch c.Store {
+	case StoreSQLite:
+		if c.SQLitePath == "" {
+			bad("ORDERSAGA_SQLITE_PATH is required with ORDERSAGA_STORE=sqlite")
+		}
+	case StoreYDB:
+		if c.YDB.ConnectionString == "" {
+			bad("YDB_CONNECTION_STRING is required with ORDERSAGA_STORE=ydb")
+		}
+		switch c.YDB.Auth {
+		case "metadata", "anonymous":
+		case "token":
+			if c.YDB.Token == "" {
+				bad("YDB_TOKEN is required with YDB_AUTH=token")
+			}
+		default:
+			bad("YDB_AUTH must be metadata, token or anonymous (got %q)", c.YDB.Auth)
+		}
+	default:
+		bad("ORDERSAGA_STORE must be sqlite or ydb (got %q)", c.Store)
+	}
+	switch c.Queue {
+	case QueueSQLite:
+		if c.Store != StoreSQLite {
+			bad("ORDERSAGA_QUEUE=sqlite needs ORDERSAGA_STORE=sqlite (the embedded queue lives in the local database file)")
+		}
+	case QueueYMQ:
+		if c.YMQ.Endpoint == "" || c.YMQ.Region == "" {
+			bad("YMQ_ENDPOINT and YMQ_REGION are required with ORDERSAGA_QUEUE=ymq")
+		}
+		if c.YMQ.AccessKeyID == "" || c.YMQ.SecretAccessKey == "" {
+			bad("YMQ_ACCESS_KEY_ID and YMQ_SECRET_ACCESS_KEY are required with ORDERSAGA_QUEUE=ymq (from Lockbox in the cloud)")
+		}
+	default:
+		bad("ORDERSAGA_QUEUE must be sqlite or ymq (got %q)", c.Queue)
+	}
+	if c.QueueURLs.SagaCommands == "" || c.QueueURLs.OrderEvents == "" {
+		bad("SAGA_COMMANDS_QUEUE_URL and ORDER_EVENTS_QUEUE_URL are required")
+	}
+	switch c.Auth {
+	case AuthGateway:
+	case AuthTokens:
+		if c.AuthTokens == "" {
+			bad("ORDERSAGA_AUTH_TOKENS is required with ORDERSAGA_AUTH=tokens")
+		}
+	default:
+		bad("ORDERSAGA_AUTH must be gateway or tokens (got %q)", c.Auth)
+	}
+	positive := func(name string, v int) {
+		if v <= 0 {
+			bad("%s must be positive (got %d)", name, v)
+		}
+	}
+	positive("RELAY_BATCH_SIZE", c.Relay.BatchSize)
+	positive("RELAY_MAX_ATTEMPTS", c.Relay.MaxAttempts)
+	positive("OUTBOX_SHARDS", c.Relay.Shards)
+	positive("RECOVERY_BATCH_SIZE", c.Recovery.BatchSize)
+	positive("REDRIVE_MAX", c.Redrive.MaxPerCall)
+	positive("REDRIVE_LOOP_LIMIT", c.Redrive.LoopLimit)
+	positive("REDRIVE_MAX_RATE", c.Redrive.MaxRate)
+	positive("PAYMENT_MAX_CONCURRENT", c.Payment.MaxConcurrent)
+	positive("PAYMENT_BREAKER_THRESHOLD", c.Payment.BreakerThreshold)
+	if c.Relay.BatchSize > 1000 {
+		bad("RELAY_BATCH_SIZE must be at most 1000 (got %d)", c.Relay.BatchSize)
+	}
+	if c.Relay.BackoffBase <= 0 || c.Relay.BackoffCap < c.Relay.BackoffBase {
+		bad("RELAY_BACKOFF_BASE must be positive and RELAY_BACKOFF_CAP at least as large")
+	}
+	if c.Saga.BackoffBase <= 0 || c.Saga.BackoffCap < c.Saga.BackoffBase {
+		bad("SAGA_BACKOFF_BASE must be positive and SAGA_BACKOFF_CAP at least as large")
+	}
+	if c.Relay.Lease <= 0 || c.Saga.Lease <= 0 {
+		bad("RELAY_LEASE and SAGA_LEASE must be positive")
+	}
+	if c.Payment.FailureRate < 0 || c.Payment.FailureRate > 1 {
+		bad("PAYMENT_FAILURE_RATE must be between 0 and 1 (got %v)", c.Payment.FailureRate)
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		bad("ORDERSAGA_LOG_LEVEL must be debug, info, warn or error (got %q)", c.LogLevel)
+	}
+	switch c.Metrics {
+	case "none", "prometheus":
+	case "monitoring":
+		if c.Monitoring.FolderID == "" {
+			bad("MONITORING_FOLDER_ID is required with ORDERSAGA_METRICS=monitoring")
+		}
+	default:
+		bad("ORDERSAGA_METRICS must be none, prometheus or monitoring (got %q)", c.Metrics)
+	}
+	return errors.Join(errs...)
+}
+
+type reader struct {
+	get  Getenv
+	errs []error
+}
+
+func (r *reader) str(name string, dst *string) {
+	if v := strings.TrimSpace(r.get(name)); v != "" {
+		*dst = v
+	}
+}
+
+func (r *reader) int(name string, dst *int) {
+	if v := strings.TrimSpace(r.get(name)); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			r.errs = append(r.errs, fmt.Errorf("%s must be an integer (got %q)", name, v))
+			return
+		}
+		*dst = n
+	}
+}
+
+func (r *reader) int64(name string, dst *int64) {
+	if v := strings.TrimSpace(r.get(name)); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			r.errs = append(r.errs, fmt.Errorf("%s must be an integer (got %q)", name, v))
+			return
+		}
+		*dst = n
+	}
+}
+
+func (r *reader) float(name string, dst *float64) {
+	if v := strings.TrimSpace(r.get(name)); v != "" {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			r.errs = append(r.errs, fmt.Errorf("%s must be a number (got %q)", name, v))
+			return
+		}
+		*dst = f
+	}
+}
+
+func (r *reader) dur(name string, dst *time.Duration) {
+	if v := strings.TrimSpace(r.get(name)); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			r.errs = append(r.errs, fmt.Errorf("%s must be a Go duration such as 30s or 5m (got %q)", name, v))
+			return
+		}
+		*dst = d
+	}
+}

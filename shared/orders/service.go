@@ -1,0 +1,280 @@
+// Package orders holds the order use cases: create an order exactly once per
+// idempotency key (order, saga, outbox rows and the stored response in one
+// store transaction) and read an order with its saga history.
+package orders
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"time"
+
+	"ordersaga/shared/apperr"
+	"ordersaga/shared/idempotency"
+	"ordersaga/shared/identity"
+	"ordersaga/shared/order"
+	"ordersaga/shared/outbox"
+	"ordersaga/shared/saga"
+	"ordersaga/shared/store"
+)
+
+// Dispatcher publishes freshly committed outbox rows right away (the fast
+// path). It is best effort: rows it fails to publish stay pending for the relay.
+type Dispatcher interface {
+	Dispatch(ctx context.Context, events []outbox.Event)
+}
+
+// Service implements the order use cases. Fields are set once at wiring time.
+type Service struct {
+	Store store.Store
+	// Dispatcher is optional; without it the relay alone publishes.
+	Dispatcher Dispatcher
+	// DispatchTimeout bounds the fast path (default 2 s).
+	DispatchTimeout time.Duration
+	// DispatchLease keeps the relay off rows the request is dispatching itself (default 10 s).
+	DispatchLease time.Duration
+	// Shards is the number of outbox shards (default 1).
+	Shards int
+	Now    func() time.Time
+	NewID  func() string
+	Log    *slog.Logger
+	// OnIdempotency observes each outcome: new, replayed, conflict, mismatch.
+	OnIdempotency func(outcome string)
+}
+
+// CreateCommand is one POST /orders.
+type CreateCommand struct {
+	Caller    identity.Identity
+	Key       string
+	Request   order.Request
+	RequestID string
+}
+
+// Response is the HTTP outcome stored with the key and replayed verbatim.
+type Response struct {
+	Status   int
+	Body     []byte
+	Location string
+	Replayed bool
+	OrderID  string
+}
+
+// routeFingerprint names the operation inside the fingerprint.
+const routeFingerprint = "POST /orders"
+
+// Create creates the order described by cmd, or replays the stored outcome of
+// an earlier request with the same key. Errors: idempotency.ErrFingerprintMismatch,
+// idempotency.ErrInProgress, Transient, Internal.
+//
+// Cost: one store transaction for a replay; for a new order one transaction
+// writes the key (completed, with the response), the order, the saga and the
+// outbox rows, and the fast path uses a second one to mark rows published.
+func (s *Service) Create(ctx context.Context, cmd CreateCommand) (Response, error) {
+	normalized, err := json.Marshal(cmd.Request)
+	if err != nil {
+		return Response{}, apperr.Wrap(apperr.Internal, err, "encode request")
+	}
+	fp := idempotency.Fingerprint("POST", routeFingerprint, normalized)
+	now := s.now()
+
+	var resp Response
+	var events []outbox.Event
+	for attempt := 0; ; attempt++ {
+		events = nil
+		err = s.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+			events = nil
+			existing, err := tx.GetIdempotencyKey(ctx, cmd.Caller.Subject, cmd.Key)
+			var prev *idempotency.Record
+			switch {
+			case err == nil:
+				switch idempotency.Decide(existing, fp, now) {
+				case idempotency.Replay:
+					resp = Response{Status: existing.ResponseStatus, Body: existing.ResponseBody,
+						Location: existing.Location, Replayed: true, OrderID: existing.ResourceID}
+					return nil
+				case idempotency.Mismatch:
+					return idempotency.ErrFingerprintMismatch
+				case idempotency.InProgress:
+					return idempotency.ErrInProgress
+				}
+				prev = &existing // expired or abandoned: take it over conditionally
+			case !apperr.Is(err, apperr.NotFound):
+				return err
+			}
+			var werr error
+			resp, events, werr = s.write(ctx, tx, cmd, fp, now, prev)
+			return werr
+		})
+		// A concurrent request claimed the key between our read and our
+		// insert (the INSERT is the atomic claim). Read again: it is now a
+		// replay (or still in progress). Bounded: the key exists from now on.
+		if apperr.Is(err, apperr.Conflict) && !isIdemErr(err) && attempt < 2 {
+			continue
+		}
+		break
+	}
+	s.observe(resp, err)
+	if err != nil {
+		return Response{}, err
+	}
+	if len(events) > 0 && s.Dispatcher != nil {
+		dctx, cancel := context.WithTimeout(ctx, s.dispatchTimeout())
+		s.Dispatcher.Dispatch(dctx, events)
+		cancel()
+	}
+	return resp, nil
+}
+
+func isIdemErr(err error) bool {
+	return errors.Is(err, idempotency.ErrFingerprintMismatch) || errors.Is(err, idempotency.ErrInProgress)
+}
+
+func (s *Service) observe(resp Response, err error) {
+	if s.OnIdempotency == nil {
+		return
+	}
+	switch {
+	case errors.Is(err, idempotency.ErrFingerprintMismatch):
+		s.OnIdempotency("mismatch")
+	case errors.Is(err, idempotency.ErrInProgress):
+		s.OnIdempotency("conflict")
+	case err != nil:
+	case resp.Replayed:
+		s.OnIdempotency("replayed")
+	default:
+		s.OnIdempotency("new")
+	}
+}
+
+// write stores the new order with its saga, outbox rows and completed key.
+func (s *Service) write(ctx context.Context, tx store.Tx, cmd CreateCommand, fp string, now time.Time, prev *idempotency.Record) (Response, []outbox.Event, error) {
+	o := order.New(s.NewID(), cmd.Caller.Subject, cmd.Key, cmd.Request, now)
+	inst := NewSaga(s.NewID(), o, cmd.Key, now)
+	o.SagaID = inst.ID
+	body, err := json.Marshal(NewView(o, nil, nil))
+	if err != nil {
+		return Response{}, nil, apperr.Wrap(apperr.Internal, err, "encode order")
+	}
+	resp := Response{Status: 201, Body: body, Location: "/orders/" + o.ID, OrderID: o.ID}
+	rec := idempotency.Record{
+		Scope: cmd.Caller.Subject, Key: cmd.Key, Fingerprint: fp, Status: idempotency.StatusCompleted,
+		ResponseStatus: resp.Status, ResponseBody: body, Location: resp.Location, ResourceID: o.ID,
+		CreatedAt: now, ExpiresAt: now.Add(idempotency.TTL),
+	}
+	if prev != nil {
+		err = tx.ReplaceIdempotencyKey(ctx, rec, *prev)
+	} else {
+		err = tx.InsertIdempotencyKey(ctx, rec)
+	}
+	if err != nil {
+		return Response{}, nil, err
+	}
+	if err := tx.InsertOrder(ctx, o); err != nil {
+		return Response{}, nil, err
+	}
+	if err := tx.InsertSaga(ctx, inst); err != nil {
+		return Response{}, nil, err
+	}
+	events, err := s.newEvents(o, inst, cmd, now)
+	if err != nil {
+		return Response{}, nil, err
+	}
+	for _, e := range events {
+		if err := tx.InsertOutbox(ctx, e); err != nil {
+			return Response{}, nil, err
+		}
+	}
+	return resp, events, nil
+}
+
+// NewSaga builds the pending CreateOrderSaga instance for o.
+func NewSaga(id string, o order.Order, correlationID string, now time.Time) saga.Instance {
+	items := make([]saga.DataItem, len(o.Items))
+	for i, it := range o.Items {
+		items[i] = saga.DataItem{SKU: it.SKU, Quantity: it.Quantity, UnitPriceMinor: it.UnitPriceMinor}
+	}
+	return saga.Instance{
+		ID: id, Type: saga.TypeCreateOrder, State: saga.StatePending,
+		Data: saga.Data{OrderID: o.ID, CustomerID: o.CustomerID, Currency: o.Currency, TotalMinor: o.TotalMinor, Items: items},
+		NextAttemptAt: now, CorrelationID: correlationID, CreatedAt: now, UpdatedAt: now, Version: 1,
+	}
+}
+
+func (s *Service) newEvents(o order.Order, inst saga.Instance, cmd CreateCommand, now time.Time) ([]outbox.Event, error) {
+	meta := map[string]string{
+		outbox.AttrCorrelationID:  cmd.RequestID,
+		outbox.AttrIdempotencyKey: cmd.Key,
+		outbox.AttrOrderID:        o.ID,
+		outbox.AttrSagaID:         inst.ID,
+	}
+	if meta[outbox.AttrCorrelationID] == "" {
+		meta[outbox.AttrCorrelationID] = cmd.Key
+	}
+	advance, err := json.Marshal(AdvancePayload{SagaID: inst.ID, Reason: "created"})
+	if err != nil {
+		return nil, apperr.Wrap(apperr.Internal, err, "encode saga command")
+	}
+	created, err := json.Marshal(NewView(o, nil, nil))
+	if err != nil {
+		return nil, apperr.Wrap(apperr.Internal, err, "encode order event")
+	}
+	lease := now.Add(s.dispatchLease())
+	owner := "api"
+	if s.Dispatcher == nil {
+		lease, owner = time.Time{}, ""
+	}
+	mk := func(typ, dest, aggType, aggID string, payload []byte) outbox.Event {
+		return outbox.Event{
+			ID: s.NewID(), Shard: ShardOf(aggID, s.Shards), AggregateType: aggType, AggregateID: aggID,
+			EventType: typ, Destination: dest, Payload: payload, Metadata: meta,
+			Status: outbox.StatusPending, NextAttemptAt: now, LeaseOwner: owner, LeaseUntil: lease,
+			CreatedAt: now, Version: 1,
+		}
+	}
+	return []outbox.Event{
+		mk(outbox.TypeSagaAdvance, outbox.DestSagaCommands, "saga", inst.ID, advance),
+		mk(outbox.TypeOrderCreated, outbox.DestOrderEvents, "order", o.ID, created),
+	}, nil
+}
+
+// AdvancePayload is the body of a saga.advance command.
+type AdvancePayload struct {
+	SagaID string `json:"saga_id"`
+	Reason string `json:"reason"`
+}
+
+// ShardOf maps an aggregate id to an outbox shard (FNV-1a), so every row of
+// one aggregate lands in one shard and keeps its order.
+func ShardOf(aggregateID string, shards int) int {
+	if shards <= 1 {
+		return 0
+	}
+	var h uint32 = 2166136261
+	for i := 0; i < len(aggregateID); i++ {
+		h ^= uint32(aggregateID[i])
+		h *= 16777619
+	}
+	return int(h % uint32(shards))
+}
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+func (s *Service) dispatchTimeout() time.Duration {
+	if s.DispatchTimeout > 0 {
+		return s.DispatchTimeout
+	}
+	return 2 * time.Second
+}
+
+func (s *Service) dispatchLease() time.Duration {
+	if s.DispatchLease > 0 {
+		return s.DispatchLease
+	}
+	return 10 * time.Second
+}

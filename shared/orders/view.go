@@ -1,0 +1,99 @@
+package orders
+
+import (
+	"context"
+	"time"
+
+	"ordersaga/shared/apperr"
+	"ordersaga/shared/identity"
+	"ordersaga/shared/order"
+	"ordersaga/shared/saga"
+	"ordersaga/shared/store"
+)
+
+// View is the JSON representation of an order returned by the API.
+type View struct {
+	ID           string       `json:"id"`
+	CustomerID   string       `json:"customer_id"`
+	Status       order.Status `json:"status"`
+	StatusReason string       `json:"status_reason,omitempty"`
+	Currency     string       `json:"currency"`
+	Items        []order.Item `json:"items"`
+	TotalMinor   int64        `json:"total_minor"`
+	CreatedAt    time.Time    `json:"created_at"`
+	UpdatedAt    time.Time    `json:"updated_at"`
+	Version      int64        `json:"version"`
+	Saga         *SagaView    `json:"saga,omitempty"`
+	Correlation  *Correlation `json:"correlation,omitempty"`
+}
+
+// SagaView is the saga state and step history shown with an order.
+type SagaView struct {
+	ID        string          `json:"id"`
+	State     saga.State      `json:"state"`
+	Step      string          `json:"step,omitempty"`
+	Attempts  int             `json:"attempts"`
+	LastError string          `json:"last_error,omitempty"`
+	UpdatedAt time.Time       `json:"updated_at"`
+	History   []saga.LogEntry `json:"history"`
+}
+
+// Correlation is the chain that ties an order to everything it caused.
+type Correlation struct {
+	IdempotencyKey string `json:"idempotency_key"`
+	OrderID        string `json:"order_id"`
+	SagaID         string `json:"saga_id"`
+}
+
+// NewView renders o; inst and history are optional.
+func NewView(o order.Order, inst *saga.Instance, history []saga.LogEntry) View {
+	v := View{
+		ID: o.ID, CustomerID: o.CustomerID, Status: o.Status, StatusReason: o.StatusReason,
+		Currency: o.Currency, Items: o.Items, TotalMinor: o.TotalMinor,
+		CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt, Version: o.Version,
+	}
+	if inst != nil {
+		if history == nil {
+			history = []saga.LogEntry{}
+		}
+		v.Saga = &SagaView{ID: inst.ID, State: inst.State, Step: inst.StepName(), Attempts: inst.Attempts,
+			LastError: inst.LastError, UpdatedAt: inst.UpdatedAt, History: history}
+		v.Correlation = &Correlation{IdempotencyKey: o.IdempotencyKey, OrderID: o.ID, SagaID: inst.ID}
+	}
+	return v
+}
+
+// Get returns order id with its saga and history to its owner or an admin.
+// Anyone else gets NotFound, exactly as for a missing order, so ids cannot be probed.
+func (s *Service) Get(ctx context.Context, caller identity.Identity, id string) (View, error) {
+	var v View
+	err := s.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
+		o, err := tx.GetOrder(ctx, id)
+		if err != nil {
+			return err
+		}
+		if o.OwnerID != caller.Subject && !caller.IsAdmin() {
+			return apperr.New(apperr.NotFound, "order %s not found", id)
+		}
+		var inst *saga.Instance
+		var hist []saga.LogEntry
+		if o.SagaID != "" {
+			in, err := tx.GetSaga(ctx, o.SagaID)
+			switch {
+			case err == nil:
+				inst = &in
+				if hist, err = tx.ListSagaLog(ctx, in.ID); err != nil {
+					return err
+				}
+			case !apperr.Is(err, apperr.NotFound):
+				return err
+			}
+		}
+		v = NewView(o, inst, hist)
+		return nil
+	})
+	if apperr.Is(err, apperr.NotFound) {
+		return View{}, apperr.New(apperr.NotFound, "order %s not found", id)
+	}
+	return v, err
+}

@@ -1,0 +1,114 @@
+package relay
+
+import (
+	"context"
+	"time"
+
+	"ordersaga/shared/apperr"
+	"ordersaga/shared/outbox"
+	"ordersaga/shared/queue"
+	"ordersaga/shared/store"
+)
+
+// send publishes events grouped by destination, ten per call, and returns
+// one outcome per event. It never returns early: every event gets an outcome.
+func (r *Relay) send(ctx context.Context, events []outbox.Event) []outcome {
+	out := make([]outcome, 0, len(events))
+	byDest := map[string][]outbox.Event{}
+	var order []string
+	for _, e := range events {
+		if _, ok := byDest[e.Destination]; !ok {
+			order = append(order, e.Destination)
+		}
+		byDest[e.Destination] = append(byDest[e.Destination], e)
+	}
+	for _, dest := range order {
+		evs := byDest[dest]
+		url := r.URLs[dest]
+		if url == "" {
+			err := apperr.New(apperr.Internal, "no queue is configured for destination %q", dest)
+			for _, e := range evs {
+				out = append(out, outcome{event: e, err: err})
+			}
+			continue
+		}
+		for start := 0; start < len(evs); start += 10 {
+			end := min(start+10, len(evs))
+			out = append(out, r.sendChunk(ctx, url, evs[start:end])...)
+		}
+	}
+	return out
+}
+
+func (r *Relay) sendChunk(ctx context.Context, url string, evs []outbox.Event) []outcome {
+	msgs := make([]queue.OutMessage, len(evs))
+	now := r.now()
+	for i, e := range evs {
+		// A row scheduled for later (a saga retry after backoff) is sent now
+		// with a queue delay, so retries need not wait for the relay's timer.
+		delay := min(max(e.NextAttemptAt.Sub(now), 0), queue.MaxDelay)
+		msgs[i] = queue.OutMessage{ID: e.ID, Body: string(e.Payload), Attributes: e.Attributes(), Delay: delay.Truncate(time.Second)}
+	}
+	res, err := r.Queue.SendBatch(ctx, url, msgs)
+	out := make([]outcome, len(evs))
+	byID := make(map[string]error, len(res))
+	got := make(map[string]bool, len(res))
+	for _, sr := range res {
+		byID[sr.ID], got[sr.ID] = sr.Err, true
+	}
+	for i, e := range evs {
+		switch {
+		case err != nil:
+			out[i] = outcome{event: e, err: err}
+		case !got[e.ID]:
+			out[i] = outcome{event: e, err: apperr.New(apperr.Transient, "queue returned no result for entry %s", e.ID)}
+		default:
+			out[i] = outcome{event: e, err: byID[e.ID]}
+		}
+	}
+	return out
+}
+
+// Dispatch is the fast path of POST /orders: publish rows the request just
+// committed (still leased to the request) and mark them published. It is
+// best effort: any failure leaves the rows pending and the relay publishes
+// them once the request's lease lapses.
+func (r *Relay) Dispatch(ctx context.Context, events []outbox.Event) {
+	if len(events) == 0 {
+		return
+	}
+	start := time.Now()
+	results := r.send(ctx, events)
+	var ok []outbox.Event
+	for _, o := range results {
+		if o.err == nil {
+			ok = append(ok, o.event)
+		}
+	}
+	if len(ok) == 0 {
+		r.log().Warn("fast-path dispatch sent nothing; the relay will publish", "events", len(events), "error", results[0].err)
+		return
+	}
+	err := r.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		now := r.now()
+		for _, e := range ok {
+			prev := e.Version
+			e.Version++
+			e.Status, e.PublishedAt, e.LeaseOwner, e.LeaseUntil = outbox.StatusPublished, now, "", time.Time{}
+			if err := tx.UpdateOutbox(ctx, e, prev); err != nil && !apperr.Is(err, apperr.Conflict) {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		r.log().Warn("fast-path mark published failed; rows will be sent again by the relay", "error", err)
+		return
+	}
+	for _, e := range ok {
+		if r.OnPublished != nil {
+			r.OnPublished(e.Destination, 1)
+		}
+	}
+	r.log().Debug("fast-path dispatch", "events", len(ok), "took_ms", time.Since(start).Milliseconds())
+}
