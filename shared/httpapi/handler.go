@@ -43,13 +43,15 @@ func NewHandler(d Deps) http.Handler {
 		d.Log = slog.Default()
 	}
 	h := &handler{d: d}
-	mux := http.NewServeMux()
-	mux.HandleFunc("POST /orders", h.createOrder)
-	mux.HandleFunc("GET /orders/{id}", h.getOrder)
+	rt := &Router{}
+	rt.HandleFunc("POST /orders", h.createOrder)
+	rt.HandleFunc("GET /orders/{id}", h.getOrder)
 	if d.Admin != nil {
-		mux.Handle("/admin/", d.Admin)
+		for _, m := range []string{"GET", "POST", "DELETE"} {
+			rt.Handle(m+" /admin/{rest...}", d.Admin)
+		}
 	}
-	return h.wrap(mux)
+	return h.wrap(rt)
 }
 
 type handler struct{ d Deps }
@@ -74,11 +76,11 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 	return s.ResponseWriter.Write(b)
 }
 
-// wrap adds panic recovery, unknown-route and method problems, and request observation.
-func (h *handler) wrap(mux *http.ServeMux) http.Handler {
+// wrap adds routing, panic recovery, 404/405 problems and request observation.
+func (h *handler) wrap(rt *Router) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &statusRecorder{ResponseWriter: w}
-		_, pattern := mux.Handler(r)
+		target, pattern, allowed := rt.Match(r)
 		defer func() {
 			if p := recover(); p != nil {
 				h.d.Log.Error("panic in HTTP handler", "panic", p, "stack", string(debug.Stack()))
@@ -94,27 +96,17 @@ func (h *handler) wrap(mux *http.ServeMux) http.Handler {
 				h.d.OnRequest(route, rec.status)
 			}
 		}()
-		if pattern == "" {
-			h.noRoute(rec, r, mux)
-			return
-		}
-		mux.ServeHTTP(rec, r)
-	})
-}
-
-func (h *handler) noRoute(w http.ResponseWriter, r *http.Request, mux *http.ServeMux) {
-	// Distinguish a wrong method on a known path (405) from an unknown path (404).
-	for _, m := range []string{"GET", "POST", "DELETE", "PUT", "PATCH"} {
-		probe := r.Clone(r.Context())
-		probe.Method = m
-		if _, p := mux.Handler(probe); p != "" && m != r.Method {
-			w.Header().Set("Allow", m)
-			writeProblem(w, Problem{Type: problemBase + "method-not-allowed", Title: "Method Not Allowed", Status: 405,
+		switch {
+		case target != nil:
+			target.ServeHTTP(rec, r)
+		case len(allowed) > 0:
+			rec.Header().Set("Allow", strings.Join(allowed, ", "))
+			writeProblem(rec, Problem{Type: problemBase + "method-not-allowed", Title: "Method Not Allowed", Status: 405,
 				Detail: r.Method + " is not allowed on " + r.URL.Path, Instance: r.URL.Path})
-			return
+		default:
+			WriteError(rec, r, apperr.New(apperr.NotFound, "no route for %s %s", r.Method, r.URL.Path))
 		}
-	}
-	WriteError(w, r, apperr.New(apperr.NotFound, "no route for %s %s", r.Method, r.URL.Path))
+	})
 }
 
 func (h *handler) caller(r *http.Request) (identity.Identity, error) {

@@ -77,7 +77,10 @@ func Run(t *testing.T, newQueue func(t *testing.T) queue.Queue, f Features) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			tc.fn(t, &suite{q: newQueue(t), f: f, u: f.TimeUnit})
+			// One context per subtest, bounded well beyond any of its steps.
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second+40*f.TimeUnit)
+			t.Cleanup(cancel)
+			tc.fn(t, &suite{q: newQueue(t), f: f, u: f.TimeUnit, c: ctx})
 		})
 	}
 }
@@ -87,14 +90,11 @@ type suite struct {
 	q queue.Queue
 	f Features
 	u time.Duration // TimeUnit
+	c context.Context
 }
 
-// ctx returns a context bounded well beyond any single step of the suite.
-func (s *suite) ctx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second+40*s.u)
-	t.Cleanup(cancel)
-	return ctx
-}
+// ctx returns the subtest's context.
+func (s *suite) ctx(*testing.T) context.Context { return s.c }
 
 // uniqueName returns a fresh queue name with a readable label.
 func uniqueName(t *testing.T, label string) string {

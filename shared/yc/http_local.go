@@ -15,8 +15,8 @@ import (
 // NewHTTPRequestEvent builds the payload-1.0 event the platform would send
 // for r, reading at most maxBody bytes of its body; the local runner uses it
 // to call a function through the same event path as in the cloud. As on the
-// platform, the body is base64-encoded unless Content-Type is
-// application/json (and it is valid UTF-8). Resource, PathParameters,
+// platform, the body is base64-encoded unless the media type is
+// application/json (parameters such as charset ignored) and it is valid UTF-8. Resource, PathParameters,
 // OperationID, RequestID and Authorizer are left for the caller to fill.
 // Errors: apperr.TooLarge when the body exceeds maxBody, apperr.Transient
 // when reading the body fails.
@@ -76,7 +76,7 @@ func splitMulti(m map[string][]string) (map[string]string, map[string][]string) 
 
 // WriteHTTPResponse writes a function's platform response to w as the
 // platform would (MultiValueHeaders wins over Headers, base64 bodies are
-// decoded). The error is apperr.Invalid for a response the platform would
+// decoded, no body for 1xx/204/304). The error is apperr.Invalid for a response the platform would
 // reject with 502 (status outside 100..599, bad base64) and apperr.Transient
 // when writing to w fails.
 func WriteHTTPResponse(w http.ResponseWriter, resp HTTPResponse) error {
@@ -91,8 +91,16 @@ func WriteHTTPResponse(w http.ResponseWriter, resp HTTPResponse) error {
 		w.Header()[k] = vs
 	}
 	w.WriteHeader(resp.StatusCode)
+	if !bodyAllowed(resp.StatusCode) {
+		return nil
+	}
 	if _, err := w.Write(body); err != nil && !errors.Is(err, http.ErrBodyNotAllowed) {
 		return apperr.Wrap(apperr.Transient, err, "write http response")
 	}
 	return nil
+}
+
+// bodyAllowed reports whether a response with status may carry a body.
+func bodyAllowed(status int) bool {
+	return status >= 200 && status != http.StatusNoContent && status != http.StatusNotModified
 }

@@ -103,7 +103,7 @@ func (w *recorder) Write(p []byte) (int, error) {
 	if w.status == 0 {
 		w.WriteHeader(http.StatusOK)
 	}
-	if w.status == http.StatusNoContent || w.status == http.StatusNotModified {
+	if !bodyAllowed(w.status) {
 		return 0, http.ErrBodyNotAllowed
 	}
 	if w.head {

@@ -1,0 +1,21 @@
+// Package main is the orderapi cloud function: API Gateway → POST /orders,
+// GET /orders/{id} and the admin routes. Entry point: index.Handler.
+package main
+
+import (
+	"context"
+
+	"ordersaga/shared/app"
+	"ordersaga/shared/handlers"
+	"ordersaga/shared/yc"
+)
+
+// Handler serves one API Gateway invocation (payload format 1.0). The raw
+// event is taken as bytes so the authorizer context reaches the caller check.
+func Handler(ctx context.Context, event []byte) (*yc.HTTPResponse, error) {
+	a, err := app.Instance()
+	if err != nil {
+		return nil, err
+	}
+	return handlers.OrderAPI(ctx, a, event)
+}

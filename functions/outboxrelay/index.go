@@ -1,0 +1,21 @@
+// Package main is the outboxrelay cloud function: a timer trigger fires it;
+// it publishes bounded batches of outbox rows to Message Queue and returns a
+// JSON report. Entry point: index.Handler.
+package main
+
+import (
+	"context"
+
+	"ordersaga/shared/app"
+	"ordersaga/shared/handlers"
+)
+
+// Handler handles one timer trigger event. (interface{} rather than any:
+// the deployment zip's root module has no go line, so Go 1.16 rules apply here.)
+func Handler(ctx context.Context, event []byte) (interface{}, error) {
+	a, err := app.Instance()
+	if err != nil {
+		return nil, err
+	}
+	return handlers.OutboxRelay(ctx, a, event)
+}

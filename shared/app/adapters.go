@@ -1,0 +1,39 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"ordersaga/shared/config"
+	"ordersaga/shared/queue"
+	"ordersaga/shared/sqlitequeue"
+	"ordersaga/shared/sqlitestore"
+	"ordersaga/shared/store"
+)
+
+func openStore(ctx context.Context, cfg config.Config, now func() time.Time, onTx func(bool)) (store.Store, error) {
+	switch cfg.Store {
+	case config.StoreSQLite:
+		s, err := sqlitestore.Open(ctx, cfg.SQLitePath, sqlitestore.Options{Now: now, OnTx: onTx})
+		if err != nil {
+			return nil, fmt.Errorf("open SQLite store %s: %w", cfg.SQLitePath, err)
+		}
+		return s, nil
+	default:
+		return nil, fmt.Errorf("store %q is not supported by this build", cfg.Store)
+	}
+}
+
+func openQueue(ctx context.Context, cfg config.Config, now func() time.Time) (queue.Queue, func() error, error) {
+	switch cfg.Queue {
+	case config.QueueSQLite:
+		q, err := sqlitequeue.Open(cfg.QueueSQLite, sqlitequeue.WithClock(now))
+		if err != nil {
+			return nil, nil, fmt.Errorf("open embedded queue %s: %w", cfg.QueueSQLite, err)
+		}
+		return q, q.Close, nil
+	default:
+		return nil, nil, fmt.Errorf("queue %q is not supported by this build", cfg.Queue)
+	}
+}

@@ -1,0 +1,172 @@
+// Package app builds every component of ordersaga from one validated
+// Config. The cloud functions and the local runner use it alike, so both run
+// the same wiring.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"ordersaga/shared/config"
+	"ordersaga/shared/httpapi"
+	"ordersaga/shared/identity"
+	"ordersaga/shared/orders"
+	"ordersaga/shared/outbox"
+	"ordersaga/shared/queue"
+	"ordersaga/shared/relay"
+	"ordersaga/shared/resilience"
+	"ordersaga/shared/store"
+	"ordersaga/shared/yc"
+)
+
+// App holds the wired components. Fields are read-only after New.
+type App struct {
+	Config config.Config
+	Log    *slog.Logger
+	Store  store.Store
+	Queue  queue.Queue
+	Orders *orders.Service
+	Relay  *relay.Relay
+	HTTP   http.Handler
+	Now    func() time.Time
+	NewID  func() string
+
+	closers []func() error
+}
+
+// Options override parts of the wiring (tests, the local runner, chaos runs).
+type Options struct {
+	Now   func() time.Time
+	NewID func() string
+	Log   *slog.Logger
+	// Store and Queue, when set, are used instead of opening them from Config
+	// (the App does not close them).
+	Store store.Store
+	Queue queue.Queue
+	// OnTx is passed to the store adapter (transaction counting).
+	OnTx func(readOnly bool)
+	// Owner names this instance in leases (default: a random id).
+	Owner string
+}
+
+// New builds the App. It fails with a message naming what is wrong.
+func New(ctx context.Context, cfg config.Config, opt Options) (*App, error) {
+	a := &App{Config: cfg, Log: opt.Log, Now: opt.Now, NewID: opt.NewID}
+	if a.Log == nil {
+		a.Log = NewLogger(os.Stderr, cfg.LogLevel)
+	}
+	if a.Now == nil {
+		a.Now = func() time.Time { return time.Now().UTC() }
+	}
+	if a.NewID == nil {
+		a.NewID = func() string { return uuid.NewString() }
+	}
+	owner := opt.Owner
+	if owner == "" {
+		owner = "instance-" + a.NewID()[:8]
+	}
+	var err error
+	if a.Store = opt.Store; a.Store == nil {
+		if a.Store, err = openStore(ctx, cfg, a.Now, opt.OnTx); err != nil {
+			return nil, err
+		}
+		a.closers = append(a.closers, a.Store.Close)
+	}
+	if a.Queue = opt.Queue; a.Queue == nil {
+		q, closeQ, err := openQueue(ctx, cfg, a.Now)
+		if err != nil {
+			_ = a.Close()
+			return nil, err
+		}
+		a.Queue = q
+		if closeQ != nil {
+			a.closers = append(a.closers, closeQ)
+		}
+	}
+	a.Relay = &relay.Relay{
+		Store: a.Store, Queue: a.Queue, Owner: owner,
+		URLs: map[string]string{
+			outbox.DestSagaCommands: cfg.QueueURLs.SagaCommands,
+			outbox.DestOrderEvents:  cfg.QueueURLs.OrderEvents,
+		},
+		BatchSize: cfg.Relay.BatchSize, MaxAttempts: cfg.Relay.MaxAttempts, Lease: cfg.Relay.Lease,
+		Backoff: resilience.Backoff{Base: cfg.Relay.BackoffBase, Cap: cfg.Relay.BackoffCap},
+		Now:     a.Now, NewID: a.NewID, Log: a.Log,
+	}
+	a.Orders = &orders.Service{
+		Store: a.Store, Dispatcher: a.Relay, Shards: cfg.Relay.Shards,
+		Now: a.Now, NewID: a.NewID, Log: a.Log,
+	}
+	auth, err := authenticator(cfg)
+	if err != nil {
+		_ = a.Close()
+		return nil, err
+	}
+	a.HTTP = httpapi.NewHandler(httpapi.Deps{
+		Orders: a.Orders, Auth: auth, Log: a.Log,
+		RequestID: func(r *http.Request) string { return yc.RequestID(r.Context()) },
+	})
+	return a, nil
+}
+
+func authenticator(cfg config.Config) (identity.Authenticator, error) {
+	if cfg.Auth == config.AuthGateway {
+		return identity.Gateway{Authorizer: yc.AuthorizerFromContext}, nil
+	}
+	t, err := identity.ParseTokens(cfg.AuthTokens)
+	if err != nil {
+		return nil, fmt.Errorf("ORDERSAGA_AUTH_TOKENS: %w", err)
+	}
+	return t, nil
+}
+
+// Close releases what New opened, in reverse order.
+func (a *App) Close() error {
+	var errs []error
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		errs = append(errs, a.closers[i]())
+	}
+	a.closers = nil
+	return errors.Join(errs...)
+}
+
+// NewLogger returns a JSON slog logger that Cloud Logging parses (level,
+// msg, fields on one line).
+func NewLogger(w *os.File, level string) *slog.Logger {
+	var l slog.Level
+	switch strings.ToLower(level) {
+	case "debug":
+		l = slog.LevelDebug
+	case "warn":
+		l = slog.LevelWarn
+	case "error":
+		l = slog.LevelError
+	default:
+		l = slog.LevelInfo
+	}
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
+}
+
+// EnsureQueues creates the configured queues (local runs and tests; in the
+// cloud Terraform creates them). The command queue gets its dead-letter
+// queue and redrive policy.
+func (a *App) EnsureQueues(ctx context.Context) error {
+	dlqURL, err := a.Queue.Ensure(ctx, queue.QueueSpec{Name: "saga-commands-dlq"})
+	if err != nil {
+		return err
+	}
+	if _, err := a.Queue.Ensure(ctx, queue.QueueSpec{Name: "saga-commands", VisibilityTimeout: 60 * time.Second,
+		MaxReceiveCount: 5, DeadLetterQueueURL: dlqURL}); err != nil {
+		return err
+	}
+	_, err = a.Queue.Ensure(ctx, queue.QueueSpec{Name: "order-events"})
+	return err
+}

@@ -1,0 +1,117 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sort"
+	"sync/atomic"
+	"testing"
+
+	"ordersaga/shared/config"
+)
+
+// testEnv is a real App on a SQLite file behind a real HTTP server.
+type testEnv struct {
+	t       *testing.T
+	app     *App
+	srv     *httptest.Server
+	dbPath  string
+	txCount atomic.Int64
+}
+
+func newTestEnv(t *testing.T, mutate ...func(*config.Config, *Options)) *testEnv {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := config.Default()
+	cfg.SQLitePath = filepath.Join(dir, "ordersaga.db")
+	cfg.QueueSQLite = cfg.SQLitePath
+	cfg.LogLevel = "error"
+	env := &testEnv{t: t, dbPath: cfg.SQLitePath}
+	opt := Options{OnTx: func(bool) { env.txCount.Add(1) }}
+	for _, m := range mutate {
+		m(&cfg, &opt)
+	}
+	a, err := New(context.Background(), cfg, opt)
+	if err != nil {
+		t.Fatalf("app.New: %v", err)
+	}
+	env.app = a
+	if err := a.EnsureQueues(context.Background()); err != nil {
+		t.Fatalf("EnsureQueues: %v", err)
+	}
+	env.srv = httptest.NewServer(a.HTTP)
+	t.Cleanup(func() {
+		env.srv.Close()
+		_ = a.Close()
+	})
+	return env
+}
+
+type reply struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (e *testEnv) do(method, path, token, key string, body []byte, hdr ...string) reply {
+	e.t.Helper()
+	req, err := http.NewRequest(method, e.srv.URL+path, bytes.NewReader(body))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return reply{status: resp.StatusCode, header: resp.Header, body: b}
+}
+
+// rowCounts counts the rows of every table in the database file.
+func (e *testEnv) rowCounts() map[string]int {
+	e.t.Helper()
+	db, err := sql.Open("sqlite", "file:"+e.dbPath+"?mode=ro")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query(`SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'`)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	var names []string
+	for rows.Next() {
+		var n string
+		_ = rows.Scan(&n)
+		names = append(names, n)
+	}
+	rows.Close()
+	sort.Strings(names)
+	out := map[string]int{}
+	for _, n := range names {
+		var c int
+		if err := db.QueryRow(`SELECT count(*) FROM "` + n + `"`).Scan(&c); err != nil {
+			e.t.Fatal(err)
+		}
+		out[n] = c
+	}
+	return out
+}

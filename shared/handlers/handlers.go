@@ -1,0 +1,74 @@
+// Package handlers holds the body of every cloud function: decode the
+// platform event, call a use case, encode the result. functions/*/index.go
+// only fetch the per-instance App and call one of these; the local runner
+// calls the very same functions, so both run identical code paths.
+package handlers
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"ordersaga/shared/apperr"
+	"ordersaga/shared/app"
+	"ordersaga/shared/yc"
+)
+
+// ErrorReport is the JSON answer to an event that cannot be processed as
+// sent (bad envelope, bad command). It changes nothing and is returned as a
+// successful invocation result: re-sending the same bad event cannot help.
+type ErrorReport struct {
+	Error ErrorBody `json:"error"`
+}
+
+// ErrorBody describes what is wrong.
+type ErrorBody struct {
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+	Fields  any    `json:"fields,omitempty"`
+}
+
+// Report builds an ErrorReport from err.
+func Report(err error) ErrorReport {
+	b := ErrorBody{Kind: apperr.KindOf(err).String(), Message: apperr.Message(err)}
+	if f := apperr.Fields(err); len(f) > 0 {
+		b.Fields = f
+	}
+	return ErrorReport{Error: b}
+}
+
+// Func is the shape every function body has.
+type Func func(ctx context.Context, a *app.App, raw []byte) (any, error)
+
+// Registry maps function names (the folders under functions/) to their bodies.
+var Registry = map[string]Func{
+	"orderapi":    func(ctx context.Context, a *app.App, raw []byte) (any, error) { return OrderAPI(ctx, a, raw) },
+	"outboxrelay": func(ctx context.Context, a *app.App, raw []byte) (any, error) { return OutboxRelay(ctx, a, raw) },
+}
+
+// OrderAPI serves one API Gateway HTTP invocation (payload format 1.0).
+func OrderAPI(ctx context.Context, a *app.App, raw []byte) (*yc.HTTPResponse, error) {
+	resp, err := yc.ServeEvent(a.HTTP, ctx, raw)
+	if err != nil {
+		// A malformed gateway event: answer 400 problem+json, never a 502.
+		body, _ := json.Marshal(map[string]any{"type": "about:blank", "title": "Bad Request", "status": 400, "detail": apperr.Message(err)})
+		return &yc.HTTPResponse{StatusCode: 400, Headers: map[string]string{"Content-Type": "application/problem+json"}, Body: string(body)}, nil
+	}
+	return &resp, nil
+}
+
+// OutboxRelay handles one timer firing: relay bounded batches until the
+// outbox is drained or the work budget is spent.
+func OutboxRelay(ctx context.Context, a *app.App, raw []byte) (any, error) {
+	if _, err := yc.DecodeTimer(raw); err != nil {
+		return Report(err), nil
+	}
+	budget := yc.WorkBudget(ctx, a.Now(), 5*time.Second, a.Config.Relay.Budget)
+	rep, err := a.Relay.Run(ctx, budget)
+	if err != nil {
+		// Returning the error marks the invocation failed (visible in
+		// monitoring); the rows stay pending and the next firing retries.
+		return nil, err
+	}
+	return rep, nil
+}

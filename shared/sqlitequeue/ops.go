@@ -1,0 +1,217 @@
+package sqlitequeue
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"ordersaga/shared/apperr"
+	"ordersaga/shared/queue"
+)
+
+// queueRow is a row of queue_queues.
+type queueRow struct {
+	visibility      time.Duration
+	maxReceiveCount int
+	deadLetter      string
+}
+
+// lookup reads a queue's settings; NotFound if it does not exist.
+func lookup(ctx context.Context, conn *sql.Conn, name string) (queueRow, error) {
+	var r queueRow
+	var visMS int64
+	err := conn.QueryRowContext(ctx,
+		`SELECT visibility_timeout_ms, max_receive_count, dead_letter_queue FROM queue_queues WHERE name = ?`, name,
+	).Scan(&visMS, &r.maxReceiveCount, &r.deadLetter)
+	if errors.Is(err, sql.ErrNoRows) {
+		return r, apperr.New(apperr.NotFound, "sqlitequeue: queue %q does not exist", name)
+	}
+	if err != nil {
+		return r, classify(err, "sqlitequeue: read queue")
+	}
+	r.visibility = time.Duration(visMS) * time.Millisecond
+	return r, nil
+}
+
+// Ensure implements queue.Queue: it creates the queue or updates its
+// visibility timeout and redrive policy to match spec.
+func (q *Queue) Ensure(ctx context.Context, spec queue.QueueSpec) (string, error) {
+	if err := queue.CheckSpec(spec); err != nil {
+		return "", err
+	}
+	dlq := ""
+	if spec.DeadLetterQueueURL != "" {
+		var err error
+		if dlq, err = nameOf(spec.DeadLetterQueueURL); err != nil {
+			return "", err
+		}
+	}
+	vis := spec.VisibilityTimeout
+	if vis == 0 {
+		vis = queue.DefaultVisibilityTimeout
+	}
+	err := q.immediate(ctx, func(ctx context.Context, conn *sql.Conn) error {
+		if dlq != "" {
+			if _, err := lookup(ctx, conn, dlq); err != nil {
+				return err
+			}
+		}
+		_, err := conn.ExecContext(ctx, `
+			INSERT INTO queue_queues (name, visibility_timeout_ms, max_receive_count, dead_letter_queue, created_at_ms)
+			VALUES (?, ?, ?, ?, ?)
+			ON CONFLICT (name) DO UPDATE SET
+				visibility_timeout_ms = excluded.visibility_timeout_ms,
+				max_receive_count = excluded.max_receive_count,
+				dead_letter_queue = excluded.dead_letter_queue`,
+			spec.Name, vis.Milliseconds(), spec.MaxReceiveCount, dlq, ms(q.now()))
+		return classify(err, "sqlitequeue: upsert queue")
+	})
+	if err != nil {
+		return "", err
+	}
+	return URL(spec.Name), nil
+}
+
+// SendBatch implements queue.Queue. The valid entries are stored in one
+// transaction, so they are all sent or (whole-call error) none is.
+func (q *Queue) SendBatch(ctx context.Context, queueURL string, msgs []queue.OutMessage) ([]queue.SendResult, error) {
+	name, err := nameOf(queueURL)
+	if err != nil {
+		return nil, err
+	}
+	entryErrs, err := queue.CheckBatch(msgs)
+	if err != nil {
+		return nil, err
+	}
+	results := make([]queue.SendResult, len(msgs))
+	err = q.immediate(ctx, func(ctx context.Context, conn *sql.Conn) error {
+		if _, err := lookup(ctx, conn, name); err != nil {
+			return err
+		}
+		now := q.now()
+		for i, m := range msgs {
+			results[i] = queue.SendResult{ID: m.ID, Err: entryErrs[i]}
+			if entryErrs[i] != nil {
+				continue
+			}
+			attrs, err := encodeAttributes(m.Attributes)
+			if err != nil {
+				return err
+			}
+			id := q.newID()
+			if _, err := conn.ExecContext(ctx, `
+				INSERT INTO queue_messages (queue, message_id, body, attributes, sent_at_ms, visible_at_ms)
+				VALUES (?, ?, ?, ?, ?, ?)`,
+				name, id, m.Body, attrs, ms(now), ms(now.Add(m.Delay))); err != nil {
+				return classify(err, "sqlitequeue: insert message")
+			}
+			results[i].MessageID = id
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	q.wake(name)
+	return results, nil
+}
+
+// Delete implements queue.Queue.
+func (q *Queue) Delete(ctx context.Context, queueURL, receiptHandle string) error {
+	name, err := nameOf(queueURL)
+	if err != nil {
+		return err
+	}
+	if err := queue.CheckReceiptHandle(receiptHandle); err != nil {
+		return err
+	}
+	return q.immediate(ctx, func(ctx context.Context, conn *sql.Conn) error {
+		if _, err := lookup(ctx, conn, name); err != nil {
+			return err
+		}
+		_, err := conn.ExecContext(ctx, `DELETE FROM queue_messages WHERE queue = ? AND receipt_handle = ?`, name, receiptHandle)
+		return classify(err, "sqlitequeue: delete message")
+	})
+}
+
+// ChangeVisibility implements queue.Queue.
+func (q *Queue) ChangeVisibility(ctx context.Context, queueURL, receiptHandle string, d time.Duration) error {
+	name, err := nameOf(queueURL)
+	if err != nil {
+		return err
+	}
+	if err := queue.CheckVisibility(receiptHandle, d); err != nil {
+		return err
+	}
+	err = q.immediate(ctx, func(ctx context.Context, conn *sql.Conn) error {
+		if _, err := lookup(ctx, conn, name); err != nil {
+			return err
+		}
+		res, err := conn.ExecContext(ctx, `UPDATE queue_messages SET visible_at_ms = ? WHERE queue = ? AND receipt_handle = ?`,
+			ms(q.now().Add(d)), name, receiptHandle)
+		if err != nil {
+			return classify(err, "sqlitequeue: change visibility")
+		}
+		if n, err := res.RowsAffected(); err != nil || n == 0 {
+			return apperr.New(apperr.NotFound, "sqlitequeue: no message in flight with this receipt handle")
+		}
+		return nil
+	})
+	if err == nil && d == 0 {
+		q.wake(name)
+	}
+	return err
+}
+
+// Depth implements queue.Queue. The counts are exact at the moment of the
+// query.
+func (q *Queue) Depth(ctx context.Context, queueURL string) (visible, inFlight int, err error) {
+	name, err := nameOf(queueURL)
+	if err != nil {
+		return 0, 0, err
+	}
+	conn, err := q.db.Conn(ctx)
+	if err != nil {
+		return 0, 0, classify(err, "sqlitequeue: get connection")
+	}
+	defer conn.Close()
+	if _, err := lookup(ctx, conn, name); err != nil {
+		return 0, 0, err
+	}
+	now := ms(q.now())
+	err = conn.QueryRowContext(ctx, `
+		SELECT
+			COALESCE(SUM(visible_at_ms <= ?), 0),
+			COALESCE(SUM(visible_at_ms > ? AND receipt_handle IS NOT NULL), 0)
+		FROM queue_messages WHERE queue = ?`, now, now, name).Scan(&visible, &inFlight)
+	if err != nil {
+		return 0, 0, classify(err, "sqlitequeue: count messages")
+	}
+	return visible, inFlight, nil
+}
+
+// encodeAttributes stores attributes as a JSON object, or NULL when none.
+func encodeAttributes(attrs map[string]string) (any, error) {
+	if len(attrs) == 0 {
+		return nil, nil
+	}
+	b, err := json.Marshal(attrs)
+	if err != nil {
+		return nil, apperr.Wrap(apperr.Internal, err, "sqlitequeue: encode attributes")
+	}
+	return string(b), nil
+}
+
+// decodeAttributes is the inverse of encodeAttributes.
+func decodeAttributes(s sql.NullString) (map[string]string, error) {
+	if !s.Valid || s.String == "" {
+		return nil, nil
+	}
+	var attrs map[string]string
+	if err := json.Unmarshal([]byte(s.String), &attrs); err != nil {
+		return nil, apperr.Wrap(apperr.Internal, err, "sqlitequeue: decode attributes")
+	}
+	return attrs, nil
+}

@@ -1,0 +1,167 @@
+package sqlitestore
+
+import (
+	"context"
+	"time"
+
+	"ordersaga/shared/outbox"
+)
+
+const outboxColumns = `id, shard, aggregate_type, aggregate_id, event_type, destination, payload,
+	metadata, status, attempts, next_attempt_at, lease_owner, lease_until, last_error, created_at,
+	published_at, version`
+
+const (
+	sqlInsertOutbox = `INSERT INTO outbox (` + outboxColumns + `)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	sqlGetOutbox    = `SELECT ` + outboxColumns + ` FROM outbox WHERE id = ?`
+	sqlUpdateOutbox = `UPDATE outbox SET shard = ?, aggregate_type = ?, aggregate_id = ?,
+	event_type = ?, destination = ?, payload = ?, metadata = ?, status = ?, attempts = ?,
+	next_attempt_at = ?, lease_owner = ?, lease_until = ?, last_error = ?, created_at = ?,
+	published_at = ?, version = ?
+	WHERE id = ? AND version = ?`
+	sqlOutboxExists = `SELECT 1 FROM outbox WHERE id = ?`
+	// Pending, due and lease free (lease_until <= now), oldest first.
+	sqlListOutboxDue = `SELECT ` + outboxColumns + ` FROM outbox
+	WHERE status = ? AND shard = ? AND next_attempt_at <= ? AND lease_until <= ?
+	ORDER BY created_at, id LIMIT ?`
+	// The first pending row of each aggregate in (created_at, id) order. The
+	// IN list is filled in by EarliestPending.
+	sqlEarliestPending = `SELECT aggregate_id, id FROM (
+		SELECT aggregate_id, id, ROW_NUMBER() OVER (
+			PARTITION BY aggregate_id ORDER BY created_at, id) AS rn
+		FROM outbox WHERE status = ? AND aggregate_id IN (%s)
+	) WHERE rn = 1`
+	sqlOutboxBacklogCount  = `SELECT COUNT(*) FROM outbox WHERE status = ?`
+	sqlOutboxBacklogOldest = `SELECT created_at FROM outbox WHERE status = ?
+	ORDER BY created_at LIMIT 1`
+	sqlDeletePublished = `DELETE FROM outbox WHERE id IN (
+		SELECT id FROM outbox WHERE status = ? AND published_at < ?
+		ORDER BY published_at, id LIMIT ?)`
+)
+
+// maxInList bounds the ids bound into one IN list (SQLite's default
+// variable limit is far higher; this keeps statements small).
+const maxInList = 500
+
+// InsertOutbox implements store.Outbox; Conflict if the id exists.
+func (t *tx) InsertOutbox(ctx context.Context, e outbox.Event) error {
+	meta, err := toJSON(e.Metadata, "outbox metadata")
+	if err != nil {
+		return err
+	}
+	return t.insert(ctx, "outbox event "+quoted(e.ID), sqlInsertOutbox,
+		e.ID, e.Shard, e.AggregateType, e.AggregateID, e.EventType, e.Destination, e.Payload, meta,
+		string(e.Status), e.Attempts, tm(e.NextAttemptAt), e.LeaseOwner, tm(e.LeaseUntil), e.LastError,
+		tm(e.CreatedAt), tm(e.PublishedAt), e.Version)
+}
+
+// GetOutbox implements store.Outbox; NotFound if missing.
+func (t *tx) GetOutbox(ctx context.Context, id string) (outbox.Event, error) {
+	e, err := scanOutbox(t.tx.QueryRowContext(ctx, sqlGetOutbox, id))
+	if err != nil {
+		return outbox.Event{}, getErr(ctx, err, "outbox event "+quoted(id))
+	}
+	return e, nil
+}
+
+// UpdateOutbox implements store.Outbox: it stores e (with e.Version as given)
+// if the stored version is expectedVersion; Conflict if not, NotFound if missing.
+func (t *tx) UpdateOutbox(ctx context.Context, e outbox.Event, expectedVersion int64) error {
+	meta, err := toJSON(e.Metadata, "outbox metadata")
+	if err != nil {
+		return err
+	}
+	return t.updateVersioned(ctx, "outbox event "+quoted(e.ID), expectedVersion, sqlUpdateOutbox,
+		[]any{e.Shard, e.AggregateType, e.AggregateID, e.EventType, e.Destination, e.Payload, meta,
+			string(e.Status), e.Attempts, tm(e.NextAttemptAt), e.LeaseOwner, tm(e.LeaseUntil),
+			e.LastError, tm(e.CreatedAt), tm(e.PublishedAt), e.Version, e.ID, expectedVersion},
+		sqlOutboxExists, e.ID)
+}
+
+// ListOutboxDue implements store.Outbox. limit <= 0 returns nothing.
+func (t *tx) ListOutboxDue(ctx context.Context, shard int, now time.Time, limit int) ([]outbox.Event, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	var out []outbox.Event
+	err := t.queryAll(ctx, "list due outbox events", sqlListOutboxDue,
+		[]any{string(outbox.StatusPending), shard, tm(now), tm(now), limit},
+		func(r rowScanner) error {
+			e, err := scanOutbox(r)
+			out = append(out, e)
+			return err
+		})
+	return out, err
+}
+
+// EarliestPending implements store.Outbox, querying at most maxInList ids at
+// a time. Aggregates without pending rows are absent from the map.
+func (t *tx) EarliestPending(ctx context.Context, aggregateIDs []string) (map[string]string, error) {
+	out := make(map[string]string)
+	for len(aggregateIDs) > 0 {
+		chunk := aggregateIDs[:min(len(aggregateIDs), maxInList)]
+		aggregateIDs = aggregateIDs[len(chunk):]
+		args := make([]any, 0, len(chunk)+1)
+		args = append(args, string(outbox.StatusPending))
+		for _, id := range chunk {
+			args = append(args, id)
+		}
+		err := t.queryAll(ctx, "earliest pending outbox events",
+			sprintfSQL(sqlEarliestPending, placeholders(len(chunk))), args,
+			func(r rowScanner) error {
+				var agg, id string
+				err := r.Scan(&agg, &id)
+				out[agg] = id
+				return err
+			})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// OutboxBacklog implements store.Outbox: the pending count and the CreatedAt
+// of the oldest pending row (zero when none is pending).
+func (t *tx) OutboxBacklog(ctx context.Context) (int, time.Time, error) {
+	var n int
+	if err := t.tx.QueryRowContext(ctx, sqlOutboxBacklogCount, string(outbox.StatusPending)).Scan(&n); err != nil {
+		return 0, time.Time{}, classify(ctx, err, "sqlitestore: outbox backlog")
+	}
+	if n == 0 {
+		return 0, time.Time{}, nil
+	}
+	var oldest int64
+	if err := t.tx.QueryRowContext(ctx, sqlOutboxBacklogOldest, string(outbox.StatusPending)).Scan(&oldest); err != nil {
+		return 0, time.Time{}, classify(ctx, err, "sqlitestore: outbox backlog")
+	}
+	return n, fromTm(oldest), nil
+}
+
+// DeletePublishedOutbox implements store.Outbox, oldest publication first.
+// limit <= 0 deletes nothing.
+func (t *tx) DeletePublishedOutbox(ctx context.Context, before time.Time, limit int) (int, error) {
+	if limit <= 0 {
+		return 0, nil
+	}
+	return t.exec(ctx, "delete published outbox events", sqlDeletePublished,
+		string(outbox.StatusPublished), tm(before), limit)
+}
+
+func scanOutbox(r rowScanner) (outbox.Event, error) {
+	var (
+		e                               outbox.Event
+		meta, status                    string
+		next, lease, created, published int64
+	)
+	if err := r.Scan(&e.ID, &e.Shard, &e.AggregateType, &e.AggregateID, &e.EventType, &e.Destination,
+		&e.Payload, &meta, &status, &e.Attempts, &next, &e.LeaseOwner, &lease, &e.LastError, &created,
+		&published, &e.Version); err != nil {
+		return outbox.Event{}, err
+	}
+	e.Status = outbox.Status(status)
+	e.NextAttemptAt, e.LeaseUntil = fromTm(next), fromTm(lease)
+	e.CreatedAt, e.PublishedAt = fromTm(created), fromTm(published)
+	return e, fromJSON(meta, &e.Metadata, "outbox metadata")
+}

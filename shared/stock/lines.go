@@ -1,0 +1,72 @@
+package stock
+
+import (
+	"context"
+	"sort"
+
+	"ordersaga/shared/apperr"
+	"ordersaga/shared/inventory"
+	"ordersaga/shared/store"
+)
+
+// aggregate validates lines and sums the quantity per SKU (an order may name
+// one SKU on several lines).
+func aggregate(sagaID string, lines []inventory.Line) (map[string]int64, error) {
+	if sagaID == "" {
+		return nil, apperr.New(apperr.Invalid, "stock: saga id is required")
+	}
+	if len(lines) == 0 {
+		return nil, apperr.New(apperr.Invalid, "stock: nothing to reserve")
+	}
+	need := make(map[string]int64, len(lines))
+	for _, l := range lines {
+		if l.SKU == "" || l.Quantity < 1 {
+			return nil, apperr.New(apperr.Invalid, "stock: bad line %q x %d", l.SKU, l.Quantity)
+		}
+		need[l.SKU] += l.Quantity
+	}
+	return need, nil
+}
+
+// normalized returns need as lines sorted by SKU.
+func normalized(need map[string]int64) []inventory.Line {
+	out := make([]inventory.Line, 0, len(need))
+	for sku, q := range need {
+		out = append(out, inventory.Line{SKU: sku, Quantity: q})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].SKU < out[j].SKU })
+	return out
+}
+
+// readStocks reads the stock of every needed SKU, in SKU order, and names the
+// first SKU whose available stock falls short ("" when all suffice). A SKU
+// without a stock row has none.
+func readStocks(ctx context.Context, tx store.Tx, need map[string]int64) ([]inventory.Stock, string, error) {
+	stocks := make([]inventory.Stock, 0, len(need))
+	for _, l := range normalized(need) {
+		st, err := tx.GetStock(ctx, l.SKU)
+		if apperr.Is(err, apperr.NotFound) {
+			return nil, l.SKU, nil
+		}
+		if err != nil {
+			return nil, "", err
+		}
+		if st.Available < l.Quantity {
+			return nil, l.SKU, nil
+		}
+		stocks = append(stocks, st)
+	}
+	return stocks, "", nil
+}
+
+// reservationOutcome is what a repeated Reserve returns for an existing reservation.
+func reservationOutcome(r inventory.Reservation) error {
+	switch r.Status {
+	case inventory.Reserved:
+		return nil
+	case inventory.Rejected:
+		return apperr.New(apperr.Rejected, "%s", r.Reason)
+	default:
+		return apperr.New(apperr.Rejected, "reservation already released")
+	}
+}

@@ -1,0 +1,206 @@
+// Package stock is the inventory participant of CreateOrderSaga: it reserves
+// and releases stock over the store port, one local transaction per call.
+//
+// A reservation is keyed by the saga id, so every operation is idempotent:
+// a repeated Reserve returns the recorded outcome, a repeated Release changes
+// nothing, and a Release that arrives before (or instead of) the Reserve
+// leaves a Released marker so a late Reserve is refused rather than
+// reserving stock after the saga was compensated. Available stock never goes
+// negative: a reservation either takes every line or none.
+package stock
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"ordersaga/shared/apperr"
+	"ordersaga/shared/inventory"
+	"ordersaga/shared/store"
+)
+
+// Service is the stock participant. Fields are set once at wiring time; a
+// Service is safe for concurrent use (the store serialises conflicting
+// transactions and each call re-reads what it decides on).
+type Service struct {
+	Store store.Store
+	// Now is the clock; time.Now if nil.
+	Now func() time.Time
+}
+
+// maxConflictRetries bounds re-runs after a concurrent insert of the same
+// reservation (the second run reads the winner's row and returns its outcome).
+const maxConflictRetries = 3
+
+// Reserve reserves lines for the saga sagaID in one transaction.
+//
+// If a reservation for sagaID exists its outcome is returned again: Reserved
+// → nil; Rejected → Rejected with the recorded reason; Released → Rejected
+// ("already released"). Otherwise every SKU's stock is checked (a missing SKU
+// has no stock): if all suffice, Available is decremented and Reserved
+// incremented, and a Reserved reservation is stored; if any falls short, a
+// Rejected reservation ("out of stock: <sku>") is stored and Rejected is
+// returned, and no stock changes.
+//
+// Errors: Invalid (empty saga id or lines, a quantity < 1), Rejected,
+// Transient and Internal from the store. Idempotent; safe for concurrent use.
+func (s *Service) Reserve(ctx context.Context, sagaID, orderID string, lines []inventory.Line) error {
+	need, err := aggregate(sagaID, lines)
+	if err != nil {
+		return err
+	}
+	var outcome error
+	err = s.retryConflict(ctx, func(ctx context.Context, tx store.Tx) error {
+		outcome = nil
+		r, err := tx.GetReservation(ctx, sagaID)
+		if err == nil {
+			outcome = reservationOutcome(r)
+			return nil
+		}
+		if !apperr.Is(err, apperr.NotFound) {
+			return err
+		}
+		now := s.now()
+		stocks, short, err := readStocks(ctx, tx, need)
+		if err != nil {
+			return err
+		}
+		r = inventory.Reservation{ID: sagaID, OrderID: orderID, Lines: normalized(need),
+			Status: inventory.Reserved, CreatedAt: now, UpdatedAt: now, Version: 1}
+		if short != "" {
+			r.Status, r.Reason = inventory.Rejected, "out of stock: "+short
+			outcome = apperr.New(apperr.Rejected, "%s", r.Reason)
+			return tx.InsertReservation(ctx, r)
+		}
+		for _, st := range stocks {
+			prev := st.Version
+			st.Available -= need[st.SKU]
+			st.Reserved += need[st.SKU]
+			st.UpdatedAt, st.Version = now, prev+1
+			if err := tx.PutStock(ctx, st, prev); err != nil {
+				return err
+			}
+		}
+		return tx.InsertReservation(ctx, r)
+	})
+	if err != nil {
+		return err
+	}
+	return outcome
+}
+
+// Release gives back the stock reserved for sagaID and reports whether
+// anything was given back. A Reserved reservation is released (its stock
+// returned, status Released); a Released or Rejected one is left alone
+// (false); a missing one is recorded as Released with no lines (false), so a
+// Reserve arriving later is refused.
+//
+// Errors: Invalid (empty saga id), Transient and Internal from the store.
+// Idempotent; safe for concurrent use.
+func (s *Service) Release(ctx context.Context, sagaID string) (bool, error) {
+	if sagaID == "" {
+		return false, apperr.New(apperr.Invalid, "stock: saga id is required")
+	}
+	var released bool
+	err := s.retryConflict(ctx, func(ctx context.Context, tx store.Tx) error {
+		released = false
+		now := s.now()
+		r, err := tx.GetReservation(ctx, sagaID)
+		if apperr.Is(err, apperr.NotFound) {
+			return tx.InsertReservation(ctx, inventory.Reservation{ID: sagaID, Status: inventory.Released,
+				Reason: "released before any reservation", CreatedAt: now, UpdatedAt: now, Version: 1})
+		}
+		if err != nil {
+			return err
+		}
+		if r.Status != inventory.Reserved {
+			return nil
+		}
+		for _, l := range r.Lines {
+			st, err := tx.GetStock(ctx, l.SKU)
+			if err != nil {
+				// The reservation took this stock: its row must exist.
+				return fmt.Errorf("stock: release %s: %w", l.SKU, err)
+			}
+			prev := st.Version
+			st.Available += l.Quantity
+			st.Reserved = max(st.Reserved-l.Quantity, 0)
+			st.UpdatedAt, st.Version = now, prev+1
+			if err := tx.PutStock(ctx, st, prev); err != nil {
+				return err
+			}
+		}
+		prev := r.Version
+		r.Status, r.UpdatedAt, r.Version = inventory.Released, now, prev+1
+		if err := tx.UpdateReservation(ctx, r, prev); err != nil {
+			return err
+		}
+		released = true
+		return nil
+	})
+	return released, err
+}
+
+// Seed sets the available stock of each SKU that has no stock row yet and
+// leaves existing rows alone (demo data; idempotent). Quantities must be >= 0.
+func (s *Service) Seed(ctx context.Context, stock map[string]int64) error {
+	skus := make([]string, 0, len(stock))
+	for sku, q := range stock {
+		if sku == "" || q < 0 {
+			return apperr.New(apperr.Invalid, "stock: bad seed entry %q=%d", sku, q)
+		}
+		skus = append(skus, sku)
+	}
+	sort.Strings(skus)
+	return s.retryConflict(ctx, func(ctx context.Context, tx store.Tx) error {
+		now := s.now()
+		for _, sku := range skus {
+			_, err := tx.GetStock(ctx, sku)
+			if err == nil {
+				continue
+			}
+			if !apperr.Is(err, apperr.NotFound) {
+				return err
+			}
+			if err := tx.PutStock(ctx, inventory.Stock{SKU: sku, Available: stock[sku], UpdatedAt: now, Version: 1}, 0); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Get returns one SKU's stock (zero stock for an unknown SKU).
+func (s *Service) Get(ctx context.Context, sku string) (inventory.Stock, error) {
+	var st inventory.Stock
+	err := s.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
+		var err error
+		st, err = tx.GetStock(ctx, sku)
+		if apperr.Is(err, apperr.NotFound) {
+			st, err = inventory.Stock{SKU: sku}, nil
+		}
+		return err
+	})
+	return st, err
+}
+
+// retryConflict runs fn in a transaction and re-runs it when a concurrent
+// writer inserted the same row first (Conflict): the re-run reads that row.
+func (s *Service) retryConflict(ctx context.Context, fn func(ctx context.Context, tx store.Tx) error) error {
+	var err error
+	for i := 0; i < maxConflictRetries; i++ {
+		err = s.Store.InTx(ctx, fn)
+		if !apperr.Is(err, apperr.Conflict) {
+			return err
+		}
+	}
+	return apperr.Wrap(apperr.Transient, err, "stock: concurrent updates")
+}
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now().UTC()
+	}
+	return time.Now().UTC()
+}
