@@ -24,6 +24,7 @@ import (
 	"ordersaga/shared/relay"
 	"ordersaga/shared/resilience"
 	"ordersaga/shared/store"
+	"ordersaga/shared/triggers"
 	"ordersaga/shared/yc"
 )
 
@@ -64,7 +65,9 @@ func New(ctx context.Context, cfg config.Config, opt Options) (*App, error) {
 		a.Log = NewLogger(os.Stderr, cfg.LogLevel)
 	}
 	if a.Now == nil {
-		a.Now = func() time.Time { return time.Now().UTC() }
+		// Microseconds: the precision both stores keep, so a time read back
+		// equals the time written (and replayed bodies match GET bodies).
+		a.Now = func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 	}
 	if a.NewID == nil {
 		a.NewID = func() string { return uuid.NewString() }
@@ -155,18 +158,33 @@ func NewLogger(w *os.File, level string) *slog.Logger {
 	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
 }
 
-// EnsureQueues creates the configured queues (local runs and tests; in the
-// cloud Terraform creates them). The command queue gets its dead-letter
-// queue and redrive policy.
-func (a *App) EnsureQueues(ctx context.Context) error {
-	dlqURL, err := a.Queue.Ensure(ctx, queue.QueueSpec{Name: "saga-commands-dlq"})
-	if err != nil {
-		return err
+// EnsureQueues creates the queues of triggers.yaml (local runs and tests;
+// in the cloud Terraform creates them), dead-letter queues first so that
+// redrive policies can name them.
+func (a *App) EnsureQueues(ctx context.Context, qs []triggers.Queue) error {
+	urls := map[string]string{}
+	pending := append([]triggers.Queue(nil), qs...)
+	for len(pending) > 0 {
+		progressed := false
+		rest := pending[:0]
+		for _, q := range pending {
+			if q.DeadLetterQueue != "" && urls[q.DeadLetterQueue] == "" {
+				rest = append(rest, q)
+				continue
+			}
+			url, err := a.Queue.Ensure(ctx, queue.QueueSpec{
+				Name: q.Name, VisibilityTimeout: time.Duration(q.VisibilityTimeoutSeconds) * time.Second,
+				MaxReceiveCount: q.MaxReceiveCount, DeadLetterQueueURL: urls[q.DeadLetterQueue],
+			})
+			if err != nil {
+				return fmt.Errorf("ensure queue %s: %w", q.Name, err)
+			}
+			urls[q.Name], progressed = url, true
+		}
+		if !progressed {
+			return fmt.Errorf("queues with unresolvable dead-letter queues: %d", len(rest))
+		}
+		pending = rest
 	}
-	if _, err := a.Queue.Ensure(ctx, queue.QueueSpec{Name: "saga-commands", VisibilityTimeout: 60 * time.Second,
-		MaxReceiveCount: 5, DeadLetterQueueURL: dlqURL}); err != nil {
-		return err
-	}
-	_, err = a.Queue.Ensure(ctx, queue.QueueSpec{Name: "order-events"})
-	return err
+	return nil
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"ordersaga/shared/config"
+	"ordersaga/shared/triggers"
 )
 
 // testEnv is a real App on a SQLite file behind a real HTTP server.
@@ -41,7 +42,11 @@ func newTestEnv(t *testing.T, mutate ...func(*config.Config, *Options)) *testEnv
 		t.Fatalf("app.New: %v", err)
 	}
 	env.app = a
-	if err := a.EnsureQueues(context.Background()); err != nil {
+	tf, err := triggers.Load("../../triggers/triggers.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.EnsureQueues(context.Background(), tf.Queues); err != nil {
 		t.Fatalf("EnsureQueues: %v", err)
 	}
 	env.srv = httptest.NewServer(a.HTTP)

@@ -151,12 +151,12 @@ func (s *Sim) Charge(ctx context.Context, key string, amountMinor int64, currenc
 		return "", apperr.New(apperr.Transient, "paymentsim: answer lost")
 	}
 	switch {
+	case c.state == voided:
+		return "", apperr.New(apperr.Rejected, "charge key was voided")
 	case c.amount != amountMinor || c.currency != currency:
 		return "", apperr.New(apperr.Invalid, "paymentsim: key %s was used for another amount", key)
 	case c.state == charged:
 		return c.ref, nil
-	case c.state == voided:
-		return "", apperr.New(apperr.Rejected, "charge key was voided")
 	default:
 		return "", apperr.New(apperr.Rejected, "%s", c.reason)
 	}

@@ -179,7 +179,17 @@ func deadLetterArgs(d dlq.DeadLetter) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	hist, err := toJSON(d.History, "dead letter history")
+	// Failure times travel inside JSON; store them like every other time
+	// (UTC, microseconds) so they come back the same way.
+	history := d.History
+	if len(history) > 0 {
+		history = make([]dlq.Failure, len(d.History))
+		for i, f := range d.History {
+			f.At = fromTm(tm(f.At))
+			history[i] = f
+		}
+	}
+	hist, err := toJSON(history, "dead letter history")
 	if err != nil {
 		return nil, err
 	}

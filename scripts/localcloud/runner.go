@@ -1,0 +1,262 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"ordersaga/shared/app"
+	"ordersaga/shared/handlers"
+	"ordersaga/shared/queue"
+	"ordersaga/shared/triggers"
+	"ordersaga/shared/yc"
+)
+
+// maxInvokeBytes is the platform's request size limit (3.5 MB).
+const maxInvokeBytes = 3_500_000
+
+type runner struct {
+	app  *app.App
+	log  *slog.Logger
+	file triggers.File
+}
+
+// routes serves /_invoke/{function}, /metrics and, for everything else, the
+// API exactly as API Gateway would call the orderapi function.
+func (rt *runner) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/_invoke/", rt.invokeHTTP)
+	mux.HandleFunc("/metrics", rt.metrics)
+	mux.HandleFunc("/", rt.api)
+	return mux
+}
+
+func (rt *runner) api(w http.ResponseWriter, r *http.Request) {
+	ev, err := yc.NewHTTPRequestEvent(r, maxInvokeBytes)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusRequestEntityTooLarge)
+		return
+	}
+	raw, err := json.Marshal(ev)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	ctx := yc.WithInvocation(r.Context(), uuid.NewString(), "orderapi")
+	resp, err := handlers.OrderAPI(ctx, rt.app, raw)
+	if err != nil {
+		writeInvokeError(w, err)
+		return
+	}
+	_ = yc.WriteHTTPResponse(w, *resp)
+}
+
+// invokeHTTP is `yc serverless function invoke` locally: raw event in, the
+// function's JSON result out.
+func (rt *runner) invokeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost {
+		http.Error(w, "POST the raw event JSON", http.StatusMethodNotAllowed)
+		return
+	}
+	name := strings.Trim(strings.TrimPrefix(r.URL.Path, "/_invoke/"), "/")
+	fn, ok := handlers.Registry[name]
+	if !ok {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusNotFound)
+		_ = json.NewEncoder(w).Encode(map[string]string{"errorMessage": "no function named " + name, "errorType": "FunctionNotFound"})
+		return
+	}
+	raw, err := io.ReadAll(io.LimitReader(r.Body, maxInvokeBytes+1))
+	if err != nil || len(raw) > maxInvokeBytes {
+		http.Error(w, "request too large", http.StatusRequestEntityTooLarge)
+		return
+	}
+	res, err := rt.invoke(r.Context(), name, fn, raw)
+	if err != nil {
+		writeInvokeError(w, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(res)
+}
+
+func (rt *runner) invoke(ctx context.Context, name string, fn handlers.Func, raw []byte) (res any, err error) {
+	ctx = yc.WithInvocation(ctx, uuid.NewString(), name)
+	defer func() {
+		if p := recover(); p != nil {
+			rt.log.Error("function panicked", "function", name, "panic", p)
+			err = panicError{p}
+		}
+	}()
+	return fn(ctx, rt.app, raw)
+}
+
+type panicError struct{ v any }
+
+func (p panicError) Error() string { return "panic: " + strings.TrimSpace(strings.ReplaceAll(toString(p.v), "\n", " ")) }
+
+func toString(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// writeInvokeError answers like the platform does for a failed invocation.
+func writeInvokeError(w http.ResponseWriter, err error) {
+	typ := "UserCodeError"
+	if _, ok := err.(panicError); ok {
+		typ = "UserCodePanic"
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Function-Error", "true")
+	w.WriteHeader(http.StatusBadGateway)
+	_ = json.NewEncoder(w).Encode(map[string]string{"errorMessage": err.Error(), "errorType": typ})
+}
+
+// start fires timers and polls queue triggers until ctx ends; the returned
+// channel closes when every loop has stopped.
+func (rt *runner) start(ctx context.Context) <-chan struct{} {
+	var wg sync.WaitGroup
+	for _, t := range rt.file.Timers {
+		fn, ok := handlers.Registry[t.Function]
+		if !ok {
+			rt.log.Warn("timer names a function this build does not have", "timer", t.Name, "function", t.Function)
+			continue
+		}
+		period, _ := t.Period()
+		wg.Add(1)
+		go func(t triggers.Timer, fn handlers.Func, period time.Duration) {
+			defer wg.Done()
+			rt.timerLoop(ctx, t, fn, period)
+		}(t, fn, period)
+	}
+	for _, qt := range rt.file.QueueTriggers {
+		fn, ok := handlers.Registry[qt.Function]
+		if !ok {
+			rt.log.Warn("queue trigger names a function this build does not have", "trigger", qt.Name, "function", qt.Function)
+			continue
+		}
+		wg.Add(1)
+		go func(qt triggers.QueueTrigger, fn handlers.Func) {
+			defer wg.Done()
+			rt.queueLoop(ctx, qt, fn)
+		}(qt, fn)
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	return done
+}
+
+func (rt *runner) timerLoop(ctx context.Context, t triggers.Timer, fn handlers.Func, period time.Duration) {
+	tick := time.NewTicker(period)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		ictx, cancel := context.WithTimeout(ctx, 55*time.Second)
+		res, err := rt.invoke(ictx, t.Function, fn, yc.EncodeTimer(t.Name, t.Payload, time.Now()))
+		cancel()
+		if err != nil && ctx.Err() == nil {
+			rt.log.Warn("timer invocation failed", "timer", t.Name, "function", t.Function, "error", err)
+		} else if err == nil {
+			rt.log.Debug("timer fired", "timer", t.Name, "result", res)
+		}
+	}
+}
+
+// queueLoop behaves like the Message Queue trigger: receive a batch, invoke
+// the function with the trigger's envelope, delete the batch on success,
+// leave it for redelivery (and, after max_receive_count, the DLQ) on error.
+func (rt *runner) queueLoop(ctx context.Context, qt triggers.QueueTrigger, fn handlers.Func) {
+	url := rt.queueURL(qt.Queue)
+	vis := time.Duration(qt.VisibilityTimeoutSeconds) * time.Second
+	for ctx.Err() == nil {
+		msgs, err := rt.app.Queue.Receive(ctx, url, queue.ReceiveOptions{Max: qt.BatchSize, Wait: time.Second, VisibilityTimeout: vis})
+		if err != nil {
+			if ctx.Err() == nil {
+				rt.log.Warn("queue receive failed", "queue", qt.Queue, "error", err)
+				sleep(ctx, time.Second)
+			}
+			continue
+		}
+		if len(msgs) == 0 {
+			continue
+		}
+		raw, err := yc.EncodeQueue("yrn:yc:ymq:ru-central1:local:"+qt.Queue, toEnvelope(msgs))
+		if err != nil {
+			rt.log.Error("cannot encode trigger envelope", "error", err)
+			continue
+		}
+		ictx, cancel := context.WithTimeout(ctx, vis)
+		_, err = rt.invoke(ictx, qt.Function, fn, raw)
+		cancel()
+		if err != nil {
+			rt.log.Warn("queue trigger invocation failed; the batch returns after the visibility timeout",
+				"trigger", qt.Name, "messages", len(msgs), "error", err)
+			continue
+		}
+		for _, m := range msgs {
+			if err := rt.app.Queue.Delete(ctx, url, m.ReceiptHandle); err != nil && ctx.Err() == nil {
+				rt.log.Warn("queue delete failed", "queue", qt.Queue, "message_id", m.MessageID, "error", err)
+			}
+		}
+	}
+}
+
+func toEnvelope(msgs []queue.Message) []yc.QueueMessage {
+	out := make([]yc.QueueMessage, len(msgs))
+	for i, m := range msgs {
+		out[i] = yc.QueueMessage{
+			EventID: m.MessageID, MessageID: m.MessageID, Body: m.Body, MD5OfBody: yc.BodyMD5(m.Body),
+			CreatedAt: m.SentAt, MessageAttributes: m.Attributes,
+			Attributes: map[string]string{
+				"SentTimestamp":           itoa(m.SentAt.UnixMilli()),
+				"ApproximateReceiveCount": itoa(int64(m.ReceiveCount)),
+			},
+		}
+	}
+	return out
+}
+
+func (rt *runner) queueURL(name string) string {
+	c := rt.app.Config.QueueURLs
+	switch name {
+	case "saga-commands":
+		return c.SagaCommands
+	case "saga-commands-dlq":
+		return c.SagaCommandsDLQ
+	case "order-events":
+		return c.OrderEvents
+	}
+	return "sqlitequeue:///" + name
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
+
+func itoa(n int64) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
+
+// metrics is filled in by the observability work; until then it says so.
+func (rt *runner) metrics(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
+	_, _ = io.WriteString(w, "# metrics are not wired yet\n")
+}
+
+// seed loads the demo data (see README) once; it is idempotent.
+func (rt *runner) seed(ctx context.Context) error { return nil }

@@ -1,0 +1,257 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"ordersaga/shared/apperr"
+	"ordersaga/shared/resilience"
+	"ordersaga/shared/saga"
+	"ordersaga/shared/store"
+)
+
+// InboxConsumer is the advancer's consumer name in the inbox table.
+const InboxConsumer = "sagaadvancer"
+
+// Advancer carries sagas forward one step per saga.advance message. Fields
+// are set once at wiring time; an Advancer is safe for concurrent use.
+type Advancer struct {
+	Store     store.Store
+	Inventory Inventory
+	Payments  Payments
+	// Dispatcher, if set, publishes the rows each step writes right after
+	// commit; without it the relay alone publishes them.
+	Dispatcher Dispatcher
+	Now        func() time.Time
+	NewID      func() string
+	// Backoff spaces a step's retries (full jitter); default 1 s doubling to 1 min.
+	Backoff resilience.Backoff
+	// Lease keeps other advancers off a saga while one step runs; it must
+	// exceed the longest step timeout (default 1 min).
+	Lease time.Duration
+	// InboxTTL is how long processed message ids are remembered (default 7 days;
+	// keep it above the queue's retention).
+	InboxTTL time.Duration
+	// DispatchLease keeps the relay off rows being dispatched (default 10 s).
+	DispatchLease time.Duration
+	// DispatchTimeout bounds the fast path (default 2 s).
+	DispatchTimeout time.Duration
+	// Shards is the number of outbox shards (default 1).
+	Shards int
+	// Owner names this advancer in leases (e.g. the function instance).
+	Owner string
+	// Steps is the step table (default saga.CreateOrderSteps).
+	Steps []saga.StepDef
+	Log   *slog.Logger
+	Hooks Hooks
+
+	// Fault is a test hook: when it returns an error, the step or
+	// compensation fails with it instead of running.
+	Fault func(step string, dir saga.Direction) error
+	// AfterStep is a test hook called after a step's external effect and
+	// before the saga is saved: an error simulates a crash (Handle returns
+	// it at once; the lease stays taken until it expires).
+	AfterStep func(step string, dir saga.Direction) error
+}
+
+// errLostLease and errDuplicate roll the save transaction back.
+var (
+	errLostLease = errors.New("orchestrator: saga lease lost")
+	errDuplicate = errors.New("orchestrator: message already processed")
+)
+
+// Handle processes one saga.advance message: it takes the saga's lease, runs
+// exactly one step or compensation, and saves the result, the step log line
+// and the next command in one transaction; then it dispatches the new rows.
+//
+// A nil error means the message may be acknowledged, whatever the Status. An
+// error (Transient or Internal: the store failed, or a simulated crash)
+// means it must not be: the queue delivers it again after its visibility
+// timeout and the step is re-run idempotently. Safe for concurrent use.
+func (a *Advancer) Handle(ctx context.Context, m Message) (Result, error) {
+	cmd, err := DecodeCommand(m.Body)
+	if err != nil {
+		a.log().Error("malformed saga command acknowledged", "event_id", m.EventID, "error", err)
+		return a.done(Result{Status: StatusMalformed}), nil
+	}
+	inst, res, err := a.acquire(ctx, cmd)
+	if err != nil {
+		return Result{SagaID: cmd.SagaID}, err
+	}
+	if res.Status != "" {
+		a.log().Debug("saga command acknowledged", "saga_id", cmd.SagaID, "status", res.Status,
+			"token", fmt.Sprintf("%s/%d/%d", cmd.State, cmd.Step, cmd.Attempt), "event_id", m.EventID)
+		return a.done(res), nil
+	}
+	run := a.run(ctx, inst)
+	if a.AfterStep != nil {
+		if err := a.AfterStep(run.name, run.dir); err != nil {
+			return Result{SagaID: inst.ID, Step: run.name, Direction: run.dir}, err
+		}
+	}
+	res, d, events, err := a.save(ctx, inst, run, m)
+	switch {
+	case errors.Is(err, errLostLease):
+		res.Status = StatusLostLease
+		a.log().Warn("saga lease lost before save; another advancer owns the step", "saga_id", inst.ID, "step", run.name)
+		return a.done(res), nil
+	case errors.Is(err, errDuplicate):
+		res.Status = StatusDuplicate
+		a.releaseLease(ctx, inst)
+		return a.done(res), nil
+	case err != nil:
+		a.releaseLease(ctx, inst)
+		return res, err
+	}
+	a.observe(inst, run, d, m)
+	if len(events) > 0 && a.Dispatcher != nil {
+		dctx, cancel := context.WithTimeout(ctx, a.dispatchTimeout())
+		a.Dispatcher.Dispatch(dctx, events)
+		cancel()
+	}
+	return a.done(res), nil
+}
+
+// acquire takes the saga's lease if the command is current. It returns a
+// non-empty res.Status when the message is to be acknowledged without work.
+func (a *Advancer) acquire(ctx context.Context, cmd Command) (saga.Instance, Result, error) {
+	var inst saga.Instance
+	var res Result
+	err := a.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		res = Result{SagaID: cmd.SagaID}
+		now := a.now()
+		cur, err := tx.GetSaga(ctx, cmd.SagaID)
+		switch {
+		case apperr.Is(err, apperr.NotFound):
+			res.Status = StatusUnknown
+			return nil
+		case err != nil:
+			return err
+		case cur.State.Finished():
+			res.Status, res.State = StatusFinished, cur.State
+			return nil
+		case !cmd.matches(cur):
+			res.Status, res.State = StatusStale, cur.State
+			return nil
+		case cur.LeaseUntil.After(now):
+			res.Status, res.State = StatusBusy, cur.State
+			return nil
+		case cur.Step < 0 || cur.Step >= len(a.steps()):
+			return apperr.New(apperr.Internal, "saga %s is at step %d of %d", cur.ID, cur.Step, len(a.steps()))
+		}
+		prev := cur.Version
+		cur.LeaseOwner, cur.LeaseUntil = a.owner(), now.Add(a.lease())
+		if cur.State == saga.StatePending {
+			cur.State = saga.StateRunning
+		}
+		cur.UpdatedAt, cur.Version = now, prev+1
+		inst = cur
+		return tx.UpdateSaga(ctx, cur, prev)
+	})
+	if apperr.Is(err, apperr.Conflict) {
+		// Another advancer changed the saga between our read and write.
+		return saga.Instance{}, Result{Status: StatusBusy, SagaID: cmd.SagaID}, nil
+	}
+	return inst, res, err
+}
+
+// releaseLease frees a lease we hold after a failed save (best effort), so
+// the redelivered message need not wait for the lease to lapse.
+func (a *Advancer) releaseLease(ctx context.Context, inst saga.Instance) {
+	err := a.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		cur, err := tx.GetSaga(ctx, inst.ID)
+		if err != nil || cur.Version != inst.Version {
+			return err
+		}
+		prev := cur.Version
+		cur.LeaseOwner, cur.LeaseUntil, cur.Version = "", time.Time{}, prev+1
+		return tx.UpdateSaga(ctx, cur, prev)
+	})
+	if err != nil {
+		a.log().Warn("could not release saga lease; it lapses on its own", "saga_id", inst.ID, "error", err)
+	}
+}
+
+// observe logs a saved step and feeds the metric hooks.
+func (a *Advancer) observe(inst saga.Instance, run stepRun, d decision, m Message) {
+	h := a.Hooks
+	if h.OnStep != nil {
+		h.OnStep(run.name, run.dir, d.outcome)
+	}
+	if run.dir == saga.Compensate && h.OnCompensation != nil {
+		h.OnCompensation(run.name, d.outcome)
+	}
+	if d.next.State.Finished() && h.OnFinished != nil {
+		h.OnFinished(d.next.Type, d.next.State, d.next.FinishedAt.Sub(d.next.CreatedAt))
+	}
+	lvl := slog.LevelInfo
+	if d.gaveUp {
+		lvl = slog.LevelError
+	} else if run.err != nil {
+		lvl = slog.LevelWarn
+	}
+	attrs := []any{"saga_id", inst.ID, "order_id", inst.Data.OrderID, "correlation_id", inst.CorrelationID,
+		"step", run.name, "direction", run.dir, "outcome", d.outcome, "attempt", inst.Attempts + 1,
+		"state", d.next.State, "duration_ms", run.duration.Milliseconds(), "event_id", m.EventID,
+		"receive_count", m.ReceiveCount}
+	if run.err != nil {
+		attrs = append(attrs, "error", run.err)
+	}
+	a.log().Log(context.Background(), lvl, "saga step", attrs...)
+}
+
+func (a *Advancer) done(r Result) Result {
+	if a.Hooks.OnMessage != nil {
+		a.Hooks.OnMessage(r.Status)
+	}
+	return r
+}
+
+func (a *Advancer) steps() []saga.StepDef {
+	if len(a.Steps) > 0 {
+		return a.Steps
+	}
+	return saga.CreateOrderSteps
+}
+
+func (a *Advancer) now() time.Time {
+	if a.Now != nil {
+		return a.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+func (a *Advancer) backoff() resilience.Backoff {
+	if a.Backoff.Base > 0 {
+		return a.Backoff
+	}
+	return resilience.Backoff{Base: time.Second, Cap: time.Minute, Rand: a.Backoff.Rand}
+}
+
+func (a *Advancer) lease() time.Duration         { return orDefault(a.Lease, time.Minute) }
+func (a *Advancer) inboxTTL() time.Duration      { return orDefault(a.InboxTTL, 7*24*time.Hour) }
+func (a *Advancer) dispatchTimeout() time.Duration { return orDefault(a.DispatchTimeout, 2*time.Second) }
+
+func (a *Advancer) owner() string {
+	if a.Owner != "" {
+		return a.Owner
+	}
+	return InboxConsumer
+}
+
+func (a *Advancer) log() *slog.Logger {
+	if a.Log != nil {
+		return a.Log
+	}
+	return slog.Default()
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}

@@ -1,0 +1,170 @@
+package orchestrator
+
+import (
+	"context"
+	"time"
+
+	"ordersaga/shared/apperr"
+	"ordersaga/shared/dlq"
+	"ordersaga/shared/order"
+	"ordersaga/shared/outbox"
+	"ordersaga/shared/saga"
+	"ordersaga/shared/store"
+)
+
+// ids are generated before the save transaction, which may run more than once.
+type ids struct{ advance, orderEvent, deadLetter string }
+
+// save records one step outcome in one transaction: it checks the lease is
+// still ours, claims the message in the inbox, runs an internal step,
+// applies the transition, appends the step log, writes the next command and
+// any order event, and on give-up fails the order and writes a dead letter.
+func (a *Advancer) save(ctx context.Context, inst saga.Instance, run stepRun, m Message) (Result, decision, []outbox.Event, error) {
+	now := a.now()
+	id := ids{advance: a.NewID(), orderEvent: a.NewID(), deadLetter: a.NewID()}
+	var d decision
+	var events []outbox.Event
+	var res Result
+	err := a.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		events = nil
+		r := run
+		cur, err := tx.GetSaga(ctx, inst.ID)
+		if err != nil {
+			return err
+		}
+		if cur.Version != inst.Version || cur.LeaseOwner != inst.LeaseOwner {
+			return errLostLease
+		}
+		if err := tx.InsertInbox(ctx, InboxConsumer, m.EventID, now, now.Add(a.inboxTTL())); err != nil {
+			if apperr.Is(err, apperr.Conflict) {
+				return errDuplicate
+			}
+			return err
+		}
+		var change *orderChange
+		if r.pending {
+			if change, err = runInternal(ctx, tx, cur, &r, now); err != nil {
+				return err
+			}
+		}
+		d = decide(cur, a.steps(), r, now, a.backoff())
+		meta := chain(cur, m.Attributes)
+		if d.gaveUp {
+			if change, err = a.failOrder(ctx, tx, d.next, now); err != nil {
+				return err
+			}
+			if err := a.deadLetter(ctx, tx, d.next, r.err, meta, id.deadLetter, now); err != nil {
+				return err
+			}
+		}
+		if err := tx.UpdateSaga(ctx, d.next, cur.Version); err != nil {
+			return err
+		}
+		if err := a.appendLog(ctx, tx, cur, r, d, m, now); err != nil {
+			return err
+		}
+		if d.cmd != nil {
+			events = append(events, newAdvanceEvent(id.advance, a.Shards, *d.cmd, meta, d.next.NextAttemptAt, now, a.dispatchLease()))
+		}
+		if change != nil {
+			e, err := newOrderEvent(id.orderEvent, a.Shards, change.eventType, change.order, meta, now, a.dispatchLease())
+			if err != nil {
+				return err
+			}
+			events = append(events, e)
+		}
+		for _, e := range events {
+			if err := tx.InsertOutbox(ctx, e); err != nil {
+				return err
+			}
+		}
+		res = Result{Status: StatusProcessed, SagaID: cur.ID, Step: r.name, Direction: r.dir, Outcome: d.outcome, State: d.next.State}
+		run = r // the internal step's outcome, for logging
+		return nil
+	})
+	if err != nil {
+		return Result{SagaID: inst.ID, Step: run.name, Direction: run.dir}, d, nil, err
+	}
+	if a.Dispatcher == nil {
+		for i := range events {
+			events[i].LeaseOwner, events[i].LeaseUntil = "", time.Time{}
+		}
+	}
+	return res, d, events, nil
+}
+
+// appendLog writes the step-log line of this execution.
+func (a *Advancer) appendLog(ctx context.Context, tx store.Tx, cur saga.Instance, r stepRun, d decision, m Message, now time.Time) error {
+	prior, err := tx.ListSagaLog(ctx, cur.ID)
+	if err != nil {
+		return err
+	}
+	e := saga.LogEntry{SagaID: cur.ID, Seq: len(prior) + 1, Step: r.name, Direction: r.dir, Outcome: d.outcome,
+		Attempt: cur.Attempts + 1, StateAfter: d.next.State, DurationMS: r.duration.Milliseconds(), At: now, MessageID: m.EventID}
+	if r.err != nil {
+		e.Error = truncate(r.err.Error(), 1000)
+	}
+	return tx.AppendSagaLog(ctx, e)
+}
+
+// failOrder marks the order FAILED after a compensation gave up.
+func (a *Advancer) failOrder(ctx context.Context, tx store.Tx, inst saga.Instance, now time.Time) (*orderChange, error) {
+	o, err := tx.GetOrder(ctx, inst.Data.OrderID)
+	if apperr.Is(err, apperr.NotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	prev := o.Version
+	if !o.Transition(order.StatusFailed, "compensation failed: "+inst.LastError, now) {
+		return nil, nil
+	}
+	if err := tx.UpdateOrder(ctx, o, prev); err != nil {
+		return nil, err
+	}
+	return &orderChange{order: o, eventType: outbox.TypeOrderFailed}, nil
+}
+
+// deadLetter records a saga whose compensation gave up, for operators. A
+// saga dead-lettered before (and redriven) reopens its entry with one more
+// failure in the history instead of getting a second one.
+func (a *Advancer) deadLetter(ctx context.Context, tx store.Tx, inst saga.Instance, cause error, meta map[string]string, id string, now time.Time) error {
+	kind := apperr.KindOf(cause).String()
+	text := inst.LastError
+	failure := dlq.Failure{At: now, ErrorType: kind, Error: text}
+	payload := commandFor(inst, ReasonCompensate)
+	payload.State = saga.StateCompensating // what a redrive resumes
+	existing, err := tx.FindDeadLetter(ctx, dlq.SourceSaga, inst.ID)
+	switch {
+	case err == nil:
+		prev := existing.Version
+		existing.Status, existing.ErrorType, existing.Error = dlq.StatusOpen, kind, text
+		existing.RetryCount += inst.Attempts
+		existing.LastFailedAt, existing.UpdatedAt, existing.Version = now, now, prev+1
+		existing.History = append(existing.History, failure)
+		existing.Payload, existing.ResolvedAt, existing.ResolvedBy = payload.Encode(), time.Time{}, ""
+		err = tx.UpdateDeadLetter(ctx, existing, prev)
+	case apperr.Is(err, apperr.NotFound):
+		err = tx.InsertDeadLetter(ctx, dlq.DeadLetter{
+			ID: id, Source: dlq.SourceSaga, SourceRef: inst.ID, Queue: outbox.DestSagaCommands,
+			Payload: payload.Encode(), Attrs: meta, ErrorType: kind, Error: text, RetryCount: inst.Attempts,
+			FirstFailedAt: now, LastFailedAt: now, History: []dlq.Failure{failure}, Status: dlq.StatusOpen,
+			IdempotencyKey: meta[outbox.AttrIdempotencyKey], OrderID: inst.Data.OrderID, SagaID: inst.ID,
+			CreatedAt: now, UpdatedAt: now, Version: 1,
+		})
+	}
+	if err == nil && a.Hooks.OnDeadLetter != nil {
+		// Called inside the transaction: counted even if it rolls back, which
+		// only over-counts on a failed commit (rare, and then retried).
+		a.Hooks.OnDeadLetter(kind)
+	}
+	return err
+}
+
+func (a *Advancer) dispatchLease() time.Duration {
+	if a.Dispatcher == nil {
+		return 0
+	}
+	return orDefault(a.DispatchLease, 10*time.Second)
+}
