@@ -100,7 +100,9 @@ func (rt *runner) invoke(ctx context.Context, name string, fn handlers.Func, raw
 
 type panicError struct{ v any }
 
-func (p panicError) Error() string { return "panic: " + strings.TrimSpace(strings.ReplaceAll(toString(p.v), "\n", " ")) }
+func (p panicError) Error() string {
+	return "panic: " + strings.TrimSpace(strings.ReplaceAll(toString(p.v), "\n", " "))
+}
 
 func toString(v any) string {
 	b, _ := json.Marshal(v)

@@ -9,8 +9,8 @@ import (
 	"encoding/json"
 	"time"
 
-	"ordersaga/shared/apperr"
 	"ordersaga/shared/app"
+	"ordersaga/shared/apperr"
 	"ordersaga/shared/yc"
 )
 

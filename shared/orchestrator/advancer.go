@@ -184,6 +184,9 @@ func (a *Advancer) observe(inst saga.Instance, run stepRun, d decision, m Messag
 	if run.dir == saga.Compensate && h.OnCompensation != nil {
 		h.OnCompensation(run.name, d.outcome)
 	}
+	if d.gaveUp && h.OnDeadLetter != nil {
+		h.OnDeadLetter(apperr.KindOf(run.err).String())
+	}
 	if d.next.State.Finished() && h.OnFinished != nil {
 		h.OnFinished(d.next.Type, d.next.State, d.next.FinishedAt.Sub(d.next.CreatedAt))
 	}

@@ -64,10 +64,10 @@ func (a *Advancer) save(ctx context.Context, inst saga.Instance, run stepRun, m 
 			return err
 		}
 		if d.cmd != nil {
-			events = append(events, newAdvanceEvent(id.advance, a.Shards, *d.cmd, meta, d.next.NextAttemptAt, now, a.dispatchLease()))
+			events = append(events, newAdvanceEvent(id.advance, a.Shards, *d.cmd, meta, d.next.NextAttemptAt, now, a.owner(), a.dispatchLease()))
 		}
 		if change != nil {
-			e, err := newOrderEvent(id.orderEvent, a.Shards, change.eventType, change.order, meta, now, a.dispatchLease())
+			e, err := newOrderEvent(id.orderEvent, a.Shards, change.eventType, change.order, meta, now, a.owner(), a.dispatchLease())
 			if err != nil {
 				return err
 			}
@@ -84,11 +84,6 @@ func (a *Advancer) save(ctx context.Context, inst saga.Instance, run stepRun, m 
 	})
 	if err != nil {
 		return Result{SagaID: inst.ID, Step: run.name, Direction: run.dir}, d, nil, err
-	}
-	if a.Dispatcher == nil {
-		for i := range events {
-			events[i].LeaseOwner, events[i].LeaseUntil = "", time.Time{}
-		}
 	}
 	return res, d, events, nil
 }
@@ -153,11 +148,6 @@ func (a *Advancer) deadLetter(ctx context.Context, tx store.Tx, inst saga.Instan
 			IdempotencyKey: meta[outbox.AttrIdempotencyKey], OrderID: inst.Data.OrderID, SagaID: inst.ID,
 			CreatedAt: now, UpdatedAt: now, Version: 1,
 		})
-	}
-	if err == nil && a.Hooks.OnDeadLetter != nil {
-		// Called inside the transaction: counted even if it rolls back, which
-		// only over-counts on a failed commit (rare, and then retried).
-		a.Hooks.OnDeadLetter(kind)
 	}
 	return err
 }

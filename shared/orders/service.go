@@ -196,7 +196,7 @@ func NewSaga(id string, o order.Order, correlationID string, now time.Time) saga
 	}
 	return saga.Instance{
 		ID: id, Type: saga.TypeCreateOrder, State: saga.StatePending,
-		Data: saga.Data{OrderID: o.ID, CustomerID: o.CustomerID, Currency: o.Currency, TotalMinor: o.TotalMinor, Items: items},
+		Data:          saga.Data{OrderID: o.ID, CustomerID: o.CustomerID, Currency: o.Currency, TotalMinor: o.TotalMinor, Items: items},
 		NextAttemptAt: now, CorrelationID: correlationID, CreatedAt: now, UpdatedAt: now, Version: 1,
 	}
 }

@@ -90,10 +90,10 @@ type Outcome string
 // Outcomes.
 const (
 	OutcomeSucceeded Outcome = "succeeded"
-	OutcomeRetry     Outcome = "retry"     // transient failure, retried later
-	OutcomeFailed    Outcome = "failed"    // permanent failure of a forward step: compensation starts
-	OutcomeGaveUp    Outcome = "gave_up"   // a compensation exhausted its retries: saga failed
-	OutcomeSkipped   Outcome = "skipped"   // nothing to do (e.g. compensating a step with no effect)
+	OutcomeRetry     Outcome = "retry"   // transient failure, retried later
+	OutcomeFailed    Outcome = "failed"  // permanent failure of a forward step: compensation starts
+	OutcomeGaveUp    Outcome = "gave_up" // a compensation exhausted its retries: saga failed
+	OutcomeSkipped   Outcome = "skipped" // nothing to do (e.g. compensating a step with no effect)
 )
 
 // LogEntry is one line of a saga's step history.

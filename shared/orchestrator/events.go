@@ -1,0 +1,67 @@
+package orchestrator
+
+import (
+	"encoding/json"
+	"time"
+
+	"ordersaga/shared/apperr"
+	"ordersaga/shared/order"
+	"ordersaga/shared/orders"
+	"ordersaga/shared/outbox"
+	"ordersaga/shared/saga"
+)
+
+// chain is the correlation chain of rows written for inst: the incoming
+// message's attributes where present, the saga's own ids otherwise.
+func chain(inst saga.Instance, attrs map[string]string) map[string]string {
+	m := map[string]string{
+		outbox.AttrCorrelationID:  attrs[outbox.AttrCorrelationID],
+		outbox.AttrIdempotencyKey: attrs[outbox.AttrIdempotencyKey],
+		outbox.AttrOrderID:        inst.Data.OrderID,
+		outbox.AttrSagaID:         inst.ID,
+	}
+	if m[outbox.AttrIdempotencyKey] == "" {
+		m[outbox.AttrIdempotencyKey] = inst.CorrelationID
+	}
+	if m[outbox.AttrCorrelationID] == "" {
+		m[outbox.AttrCorrelationID] = inst.CorrelationID
+	}
+	for k, v := range m {
+		if v == "" {
+			delete(m, k)
+		}
+	}
+	return m
+}
+
+// newAdvanceEvent builds the outbox row of a saga.advance command due at
+// nextAt. With lease > 0 the row is leased to owner so the relay leaves it
+// to the fast-path dispatch for that long.
+func newAdvanceEvent(id string, shards int, cmd Command, meta map[string]string, nextAt, now time.Time, owner string, lease time.Duration) outbox.Event {
+	e := outbox.Event{
+		ID: id, Shard: orders.ShardOf(cmd.SagaID, shards), AggregateType: "saga", AggregateID: cmd.SagaID,
+		EventType: outbox.TypeSagaAdvance, Destination: outbox.DestSagaCommands, Payload: cmd.Encode(),
+		Metadata: meta, Status: outbox.StatusPending, NextAttemptAt: nextAt, CreatedAt: now, Version: 1,
+	}
+	if lease > 0 {
+		e.LeaseOwner, e.LeaseUntil = owner, now.Add(lease)
+	}
+	return e
+}
+
+// newOrderEvent builds the order-events row announcing o's new status.
+func newOrderEvent(id string, shards int, eventType string, o order.Order, meta map[string]string, now time.Time, owner string, lease time.Duration) (outbox.Event, error) {
+	payload, err := json.Marshal(orders.NewView(o, nil, nil))
+	if err != nil {
+		return outbox.Event{}, apperr.Wrap(apperr.Internal, err, "encode %s", eventType)
+	}
+	e := outbox.Event{
+		ID: id, Shard: orders.ShardOf(o.ID, shards), AggregateType: "order", AggregateID: o.ID,
+		EventType: eventType, Destination: outbox.DestOrderEvents, Payload: payload,
+		Metadata: meta, Status: outbox.StatusPending, NextAttemptAt: now, CreatedAt: now, Version: 1,
+	}
+	if lease > 0 {
+		e.LeaseOwner, e.LeaseUntil = owner, now.Add(lease)
+	}
+	return e, nil
+}
