@@ -234,9 +234,11 @@ func (a *Advancer) backoff() resilience.Backoff {
 	return resilience.Backoff{Base: time.Second, Cap: time.Minute, Rand: a.Backoff.Rand}
 }
 
-func (a *Advancer) lease() time.Duration         { return orDefault(a.Lease, time.Minute) }
-func (a *Advancer) inboxTTL() time.Duration      { return orDefault(a.InboxTTL, 7*24*time.Hour) }
-func (a *Advancer) dispatchTimeout() time.Duration { return orDefault(a.DispatchTimeout, 2*time.Second) }
+func (a *Advancer) lease() time.Duration    { return orDefault(a.Lease, time.Minute) }
+func (a *Advancer) inboxTTL() time.Duration { return orDefault(a.InboxTTL, 7*24*time.Hour) }
+func (a *Advancer) dispatchTimeout() time.Duration {
+	return orDefault(a.DispatchTimeout, 2*time.Second)
+}
 
 func (a *Advancer) owner() string {
 	if a.Owner != "" {

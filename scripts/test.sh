@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# scripts/test.sh — every test of ordersaga, on a fresh machine with only Go.
+#
+# It formats-checks and vets the code, starts the pinned SQS emulator (kumo,
+# built from scripts/sqsemulator) so the YMQ adapter is tested against a real
+# SQS server, runs all tests (and the race detector on the concurrent
+# packages), runs each fuzz target briefly, runs a small seeded chaos run,
+# and builds every function's deployment zip as a Go plugin exactly as the
+# Cloud Functions builder does.
+#
+# Environment:
+#   FUZZTIME   per fuzz target (default 5s)
+#   CHAOS_ORDERS  orders in the chaos run (default 150)
+#   YDB_CONNECTION_STRING  if set, the YDB adapter runs the store conformance suite too
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export GOTOOLCHAIN=local
+FUZZTIME=${FUZZTIME:-5s}
+CHAOS_ORDERS=${CHAOS_ORDERS:-150}
+
+step() { printf '\n== %s\n' "$*"; }
+work=$(mktemp -d)
+cleanup_dirs() { rm -rf "$work"; }
+trap cleanup_dirs EXIT
+
+step "gofmt"
+unformatted=$(gofmt -l $(find . -name '*.go' -not -path './dist/*' -not -path './.localcloud/*'))
+if [ -n "$unformatted" ]; then
+  echo "gofmt would change:"; echo "$unformatted"; exit 1
+fi
+
+step "go vet (root module, Go 1.23 std-version check included)"
+go vet ./...
+
+step "module graph stays on Go <= 1.23"
+too_new=$(go list -m -f '{{if .GoVersion}}{{.Path}} {{.Version}} go{{.GoVersion}}{{end}}' all \
+  | awk '{split(substr($3,3),v,"."); if (v[1]>1 || (v[1]==1 && v[2]>23)) print}')
+if [ -n "$too_new" ]; then echo "modules needing Go > 1.23:"; echo "$too_new"; exit 1; fi
+
+step "SQS emulator (kumo)"
+# shellcheck source=scripts/lib/sqsemulator.sh
+source scripts/lib/sqsemulator.sh
+sqsemulator_start
+trap 'sqsemulator_stop || true; cleanup_dirs' EXIT
+echo "ORDERSAGA_SQS_ENDPOINT=$ORDERSAGA_SQS_ENDPOINT"
+
+step "tests"
+go test -count=1 ./...
+
+step "race detector on the concurrent packages"
+go test -count=1 -race ./shared/app/ ./shared/relay/ ./shared/sqlitestore/ ./shared/sqlitequeue/ \
+  ./shared/resilience/ ./shared/orchestrator/ ./shared/ymq/
+
+step "fuzz targets (${FUZZTIME} each)"
+for target in $(go test -list '^Fuzz' ./shared/... 2>/dev/null | grep -E '^(Fuzz|ok)' | awk '/^Fuzz/{f=f" "$1} /^ok/{if(f!=""){print $2":"f}; f=""}' | tr ' ' ','); do
+  pkg=${target%%:*}; names=${target#*:}
+  for name in ${names//,/ }; do
+    [ -n "$name" ] || continue
+    echo "-- $pkg $name"
+    go test -run='^$' -fuzz="^${name}\$" -fuzztime="$FUZZTIME" "$pkg"
+  done
+done
+
+step "chaos run (${CHAOS_ORDERS} orders, seeded)"
+go run ./scripts/chaos -orders "$CHAOS_ORDERS" -seed 1
+
+step "deployment zips build as plugins (golang123 builder emulation)"
+go run ./scripts/package -out "$work/dist" -verify
+
+printf '\nall checks passed\n'

@@ -1,0 +1,128 @@
+package orchestrator
+
+import (
+	"context"
+
+	"ordersaga/shared/apperr"
+	"ordersaga/shared/order"
+	"ordersaga/shared/outbox"
+	"ordersaga/shared/saga"
+	"ordersaga/shared/store"
+)
+
+// finalStatus maps a finished saga state to the order status it implies.
+var finalStatus = map[saga.State]struct {
+	status    order.Status
+	eventType string
+}{
+	saga.StateCompleted:   {order.StatusConfirmed, outbox.TypeOrderConfirmed},
+	saga.StateCompensated: {order.StatusCancelled, outbox.TypeOrderCancelled},
+	saga.StateFailed:      {order.StatusFailed, outbox.TypeOrderFailed},
+}
+
+// reconcile compares finished sagas with their orders and repairs orders
+// whose status disagrees. The saga is the source of truth: its final state
+// was saved with its effects (stock, money), so the order is set to match
+// (even from another terminal status, which is logged loudly) and the
+// matching order event is written for downstream consumers.
+func (r *Recovery) reconcile(ctx context.Context, rep *Report, note func(error)) error {
+	var diverged []saga.Instance
+	err := r.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
+		diverged = nil
+		for _, st := range []saga.State{saga.StateCompleted, saga.StateCompensated, saga.StateFailed} {
+			list, err := tx.ListSagasByState(ctx, st, r.now(), r.reconcileBatch())
+			if err != nil {
+				return err
+			}
+			for _, s := range list {
+				rep.ReconcileChecked++
+				o, err := tx.GetOrder(ctx, s.Data.OrderID)
+				if apperr.Is(err, apperr.NotFound) {
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				if o.Status != finalStatus[st].status {
+					diverged = append(diverged, s)
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	var events []outbox.Event
+	for _, s := range diverged {
+		e, ok, err := r.repair(ctx, s.ID)
+		note(err)
+		if ok {
+			rep.Reconciled++
+			events = append(events, e)
+		}
+	}
+	if len(events) > 0 && r.Dispatcher != nil {
+		r.Dispatcher.Dispatch(ctx, events)
+	}
+	return nil
+}
+
+// repair sets one order's status to what its finished saga implies.
+func (r *Recovery) repair(ctx context.Context, sagaID string) (outbox.Event, bool, error) {
+	eventID := r.NewID()
+	var ev outbox.Event
+	var ok bool
+	var from, to order.Status
+	err := r.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		ok = false
+		now := r.now()
+		s, err := tx.GetSaga(ctx, sagaID)
+		if err != nil {
+			return err
+		}
+		want, finished := finalStatus[s.State]
+		if !finished {
+			return nil
+		}
+		o, err := tx.GetOrder(ctx, s.Data.OrderID)
+		if err != nil || o.Status == want.status {
+			return err
+		}
+		from, to = o.Status, want.status
+		prev := o.Version
+		o.Status, o.UpdatedAt, o.Version = want.status, now, prev+1
+		o.StatusReason = s.Data.FailureReason
+		if want.status == order.StatusConfirmed {
+			o.StatusReason = ""
+		}
+		if err := tx.UpdateOrder(ctx, o, prev); err != nil {
+			return err
+		}
+		ev, err = newOrderEvent(eventID, r.Shards, want.eventType, o, chain(s, nil), now, r.owner(), r.dispatchLease())
+		if err != nil {
+			return err
+		}
+		ok = true
+		return tx.InsertOutbox(ctx, ev)
+	})
+	if apperr.Is(err, apperr.Conflict) {
+		return outbox.Event{}, false, nil // changed meanwhile; the next run looks again
+	}
+	if err == nil && ok {
+		lvl := r.log().Warn
+		if from.Terminal() {
+			lvl = r.log().Error
+		}
+		lvl("order reconciled with its finished saga", "saga_id", sagaID, "order_id", ev.AggregateID,
+			"from", from, "to", to)
+	}
+	return ev, ok, err
+}
+
+func (r *Recovery) reconcileBatch() int {
+	if r.ReconcileBatch > 0 {
+		return r.ReconcileBatch
+	}
+	return r.batch()
+}

@@ -1,0 +1,163 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"ordersaga/shared/idempotency"
+	"ordersaga/shared/store"
+)
+
+// Recovery is the timer-driven safety net. One Run does a bounded amount of
+// each job: re-drive stuck sagas, release abandoned idempotency keys, delete
+// expired inbox entries, and reconcile orders with their finished sagas.
+// Fields are set once at wiring time; safe for concurrent use (concurrent
+// runs only race on conditional writes, and the loser skips the row).
+type Recovery struct {
+	Store store.Store
+	Now   func() time.Time
+	NewID func() string
+	// StuckAfter is how long past its due time an idle saga must be before
+	// it is re-driven (default 2 min): long enough for a delayed message in
+	// flight to arrive first.
+	StuckAfter time.Duration
+	// BatchSize bounds each job per run (default 100).
+	BatchSize int
+	// ReconcileBatch bounds the finished sagas checked per final state (default BatchSize).
+	ReconcileBatch int
+	// Dispatcher, if set, publishes re-drive commands right after commit.
+	Dispatcher Dispatcher
+	// DispatchLease keeps the relay off rows being dispatched (default 10 s).
+	DispatchLease time.Duration
+	// Shards is the number of outbox shards (default 1).
+	Shards int
+	// Owner names the recovery in outbox leases (default "sagarecovery").
+	Owner string
+	Log   *slog.Logger
+}
+
+// Report is the JSON outcome of one Run.
+type Report struct {
+	// DueSagas is how many stuck sagas were listed; Redriven got a fresh command.
+	DueSagas int `json:"due_sagas"`
+	Redriven int `json:"redriven"`
+	// KeysReleased idempotency keys were deleted (expired, or in progress with a lapsed lock).
+	KeysReleased int `json:"keys_released"`
+	InboxDeleted int `json:"inbox_deleted"`
+	// ReconcileChecked finished sagas were compared with their orders; Reconciled orders were repaired.
+	ReconcileChecked int `json:"reconcile_checked"`
+	Reconciled       int `json:"reconciled"`
+	// Errors counts items that failed (retried by the next run).
+	Errors int `json:"errors"`
+}
+
+// Run performs one recovery pass. It returns the report and the joined
+// errors of the items that failed (the rest still ran).
+func (r *Recovery) Run(ctx context.Context) (Report, error) {
+	var rep Report
+	var errs []error
+	note := func(err error) {
+		if err != nil {
+			rep.Errors++
+			if len(errs) < 10 {
+				errs = append(errs, err)
+			}
+		}
+	}
+	note(r.redrive(ctx, &rep, note))
+	note(r.releaseKeys(ctx, &rep))
+	note(r.deleteInbox(ctx, &rep))
+	note(r.reconcile(ctx, &rep, note))
+	r.log().Info("saga recovery", "due_sagas", rep.DueSagas, "redriven", rep.Redriven,
+		"keys_released", rep.KeysReleased, "inbox_deleted", rep.InboxDeleted,
+		"reconcile_checked", rep.ReconcileChecked, "reconciled", rep.Reconciled, "errors", rep.Errors)
+	return rep, errors.Join(errs...)
+}
+
+// releaseKeys deletes idempotency keys that are expired or whose in-progress
+// lock lapsed, re-checking each inside the transaction.
+func (r *Recovery) releaseKeys(ctx context.Context, rep *Report) error {
+	var n int
+	err := r.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		n = 0
+		now := r.now()
+		stale, err := tx.ListStaleIdempotencyKeys(ctx, now, r.batch())
+		if err != nil {
+			return err
+		}
+		for _, k := range stale {
+			if !staleKey(k, now) {
+				continue
+			}
+			if err := tx.DeleteIdempotencyKey(ctx, k.Scope, k.Key); err != nil {
+				return err
+			}
+			n++
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	rep.KeysReleased += n
+	return nil
+}
+
+// staleKey: expired, or in progress with a lapsed lock.
+func staleKey(k idempotency.Record, now time.Time) bool {
+	if !k.ExpiresAt.IsZero() && !now.Before(k.ExpiresAt) {
+		return true
+	}
+	return k.Status == idempotency.StatusInProgress && !now.Before(k.LockedUntil)
+}
+
+func (r *Recovery) deleteInbox(ctx context.Context, rep *Report) error {
+	var n int
+	err := r.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		var err error
+		n, err = tx.DeleteExpiredInbox(ctx, r.now(), r.batch())
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	rep.InboxDeleted += n
+	return nil
+}
+
+func (r *Recovery) now() time.Time {
+	if r.Now != nil {
+		return r.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+func (r *Recovery) batch() int {
+	if r.BatchSize > 0 {
+		return r.BatchSize
+	}
+	return 100
+}
+
+func (r *Recovery) owner() string {
+	if r.Owner != "" {
+		return r.Owner
+	}
+	return "sagarecovery"
+}
+
+func (r *Recovery) dispatchLease() time.Duration {
+	if r.Dispatcher == nil {
+		return 0
+	}
+	return orDefault(r.DispatchLease, 10*time.Second)
+}
+
+func (r *Recovery) log() *slog.Logger {
+	if r.Log != nil {
+		return r.Log
+	}
+	return slog.Default()
+}
