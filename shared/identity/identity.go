@@ -37,9 +37,11 @@ type Authenticator interface {
 	Authenticate(r *http.Request) (Identity, error)
 }
 
-// Gateway reads the identity that the API Gateway function authorizer put in
-// requestContext.authorizer: {"subject": "...", "role": "user|admin"} (the
-// authorizer's returned context). Keys "sub" and "roles" are accepted too.
+// Gateway reads the identity that API Gateway put in requestContext.authorizer.
+// With the JWT authorizer (terraform/api/openapi.yaml) the verified claims are
+// under authorizer.jwt.claims: "sub" is the subject and the "role" claim (or
+// "ordersaga_role") is "admin" for operators. A function authorizer may
+// instead return {"subject": ..., "role": ...} at the top level.
 type Gateway struct {
 	// Authorizer extracts requestContext.authorizer from the request's context
 	// (yc.AuthorizerFromContext in production).
@@ -57,11 +59,16 @@ func (g Gateway) Authenticate(r *http.Request) (Identity, error) {
 	if authz == nil {
 		return Identity{}, apperr.New(apperr.Unauthenticated, "no caller identity: the API Gateway authorizer context is missing")
 	}
+	if jwt, ok := authz["jwt"].(map[string]any); ok {
+		if claims, ok := jwt["claims"].(map[string]any); ok {
+			authz = claims
+		}
+	}
 	sub := firstString(authz, "subject", "sub")
 	if sub == "" {
 		return Identity{}, apperr.New(apperr.Unauthenticated, "no caller identity: the authorizer context has no subject")
 	}
-	role := Role(firstString(authz, "role", "roles"))
+	role := Role(firstString(authz, "role", "ordersaga_role"))
 	if role != RoleAdmin {
 		role = RoleUser
 	}

@@ -100,7 +100,7 @@ func testOutboxRoundTrip(t *testing.T, s store.Store) {
 		}},
 		{"zero_values", outbox.Event{ID: newID("evt")}},
 		{"empty_map_and_payload", outbox.Event{ID: newID("evt"), Metadata: map[string]string{}, Payload: []byte{},
-			Status: outbox.StatusPublished, CreatedAt: epoch}},
+			Status: outbox.StatusDead, CreatedAt: epoch}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,166 @@
+// Command package builds one deployment zip per cloud function for the
+// Yandex Cloud Functions golang123 runtime (platform-notes §1.2):
+//
+//	go run ./scripts/package [-out dist] [-only name] [-verify]
+//
+// Each dist/<name>.zip holds, with fixed order and timestamps (same input →
+// same SHA-256):
+//
+//   - the function's files (index.go, entry point index.Handler) at the root;
+//   - the ordersaga packages it imports, transitively, at their module-relative
+//     paths (shared/x stays shared/x, schema stays schema), with the files
+//     they embed; non-test sources only, as selected for linux/amd64 with the
+//     builder's build tag ycf;
+//   - a go.mod (module ordersaga) with the require lines of exactly the
+//     modules that function needs and NO go/toolchain line (the builder
+//     rejects them), and a go.sum with only the lines that go.mod needs.
+//
+// A go.mod without a go line makes the go command compile the zip's own
+// packages with Go 1.16 language rules (no generics, no any, old loop
+// variables). So that the code compiles with the rules it was written and
+// tested for, every .go file in the zip gets the build constraint
+// "//go:build go1.N" (N from the root go.mod), which raises that file's
+// language version to go1.N (Go ≥ 1.21 honours per-file versions). On the
+// go1.23 builder the constraint is always satisfied.
+//
+// Without a go line the module graph is not pruned, so go.sum must hold the
+// go.mod checksums of the whole unpruned graph; the tool computes them, and
+// refuses a function when any module in that graph declares a Go version
+// newer than -max-go (the runtime's 1.23.9), or when the cloud build would
+// select other module versions than the repository's own build.
+//
+// -verify then unpacks every zip into a temporary directory and builds it as
+// the builder does: GOTOOLCHAIN=local, -mod=readonly (the go.mod must stay
+// untouched, so go1.16 base rules apply), -tags ycf, -buildmode=plugin, and
+// checks that the plugin exports main.Handler.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"text/tabwriter"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "package:", err)
+		os.Exit(1)
+	}
+}
+
+// options are the command-line flags.
+type options struct {
+	root   string
+	out    string
+	only   string
+	verify bool
+	maxGo  string
+}
+
+func run(args []string, stdout io.Writer) error {
+	var o options
+	fs := flag.NewFlagSet("package", flag.ContinueOnError)
+	fs.StringVar(&o.root, "root", ".", "repository root (the directory holding go.mod)")
+	fs.StringVar(&o.out, "out", "dist", "output directory for the zips (relative to the current directory)")
+	fs.StringVar(&o.only, "only", "", "package only this function (a folder name under functions/)")
+	fs.BoolVar(&o.verify, "verify", false, "after packaging, build every zip as a plugin the way the builder does")
+	fs.StringVar(&o.maxGo, "max-go", "1.23.9", "newest Go version the runtime builder has")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	root, err := filepath.Abs(o.root)
+	if err != nil {
+		return err
+	}
+	repo, err := readRepo(root)
+	if err != nil {
+		return err
+	}
+	names, err := functionNames(root, o.only)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(o.out, 0o755); err != nil {
+		return err
+	}
+	var results []result
+	var errs []error
+	for _, name := range names {
+		fmt.Fprintf(os.Stderr, "package: %s: resolving packages and modules\n", name)
+		b, err := buildBundle(repo, name, o.maxGo)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", name, err))
+			continue
+		}
+		path := filepath.Join(o.out, name+".zip")
+		sum, size, err := writeZipFile(path, b.Files)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", name, err))
+			continue
+		}
+		results = append(results, result{Name: name, Path: path, Size: size, SHA256: sum, Modules: b.Modules})
+	}
+	printTable(stdout, results)
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	if o.verify {
+		for _, r := range results {
+			fmt.Fprintf(os.Stderr, "package: %s: verifying (plugin build as the builder does)\n", r.Name)
+			if err := verifyZip(r.Path); err != nil {
+				errs = append(errs, fmt.Errorf("verify %s: %w", r.Name, err))
+				continue
+			}
+			fmt.Fprintf(stdout, "verified %s: builds with -buildmode=plugin -tags ycf -mod=readonly, exports Handler\n", r.Name)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// result is one row of the report.
+type result struct {
+	Name    string
+	Path    string
+	Size    int64
+	SHA256  string
+	Modules int
+}
+
+func printTable(w io.Writer, rs []result) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "FUNCTION\tZIP BYTES\tSHA256\tMODULES")
+	for _, r := range rs {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%d\n", r.Name, r.Size, r.SHA256, r.Modules)
+	}
+	tw.Flush()
+}
+
+// functionNames lists the folders under functions/ (or just only).
+func functionNames(root, only string) ([]string, error) {
+	entries, err := os.ReadDir(filepath.Join(root, "functions"))
+	if err != nil {
+		return nil, fmt.Errorf("reading functions/: %w", err)
+	}
+	var names []string
+	for _, e := range entries {
+		if e.IsDir() && (only == "" || e.Name() == only) {
+			names = append(names, e.Name())
+		}
+	}
+	if only != "" && len(names) == 0 {
+		return nil, fmt.Errorf("no function folder functions/%s", only)
+	}
+	if len(names) == 0 {
+		return nil, errors.New("no function folders under functions/")
+	}
+	sort.Strings(names)
+	return names, nil
+}
