@@ -25,9 +25,18 @@ func openStore(ctx context.Context, cfg config.Config, now func() time.Time, onT
 	}
 }
 
-func openQueue(ctx context.Context, cfg config.Config, now func() time.Time) (queue.Queue, func() error, error) {
+func openQueue(ctx context.Context, cfg config.Config, st store.Store, now func() time.Time) (queue.Queue, func() error, error) {
 	switch cfg.Queue {
 	case config.QueueSQLite:
+		if s, ok := st.(*sqlitestore.Store); ok && cfg.QueueSQLite == cfg.SQLitePath {
+			// Same file: share the store's single writer connection, so the
+			// queue and the store never contend in SQLite's busy handler.
+			q, err := sqlitequeue.New(s.DB(), sqlitequeue.WithClock(now))
+			if err != nil {
+				return nil, nil, fmt.Errorf("open embedded queue: %w", err)
+			}
+			return q, q.Close, nil
+		}
 		q, err := sqlitequeue.Open(cfg.QueueSQLite, sqlitequeue.WithClock(now))
 		if err != nil {
 			return nil, nil, fmt.Errorf("open embedded queue %s: %w", cfg.QueueSQLite, err)

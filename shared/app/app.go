@@ -84,7 +84,7 @@ func New(ctx context.Context, cfg config.Config, opt Options) (*App, error) {
 		a.closers = append(a.closers, a.Store.Close)
 	}
 	if a.Queue = opt.Queue; a.Queue == nil {
-		q, closeQ, err := openQueue(ctx, cfg, a.Now)
+		q, closeQ, err := openQueue(ctx, cfg, a.Store, a.Now)
 		if err != nil {
 			_ = a.Close()
 			return nil, err
