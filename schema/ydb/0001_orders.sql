@@ -17,7 +17,10 @@
 --   * opaque payloads that must come back byte for byte (stored HTTP
 --     responses, queue payloads, audit params/detail) are String: Json
 --     would reject non-JSON bytes and JsonDocument re-encodes its input;
---   * integers are Int64 (money in minor units, counters, versions).
+--   * integers are Int64 (money in minor units, counters, versions);
+--   * column names that are (or may be) YQL keywords are always written in
+--     backticks, here and in every query: `type`, `data`, `error`,
+--     `source`, `queue`, `action`, `at`, `consumer`, `count`.
 CREATE TABLE IF NOT EXISTS orders (
     id              Utf8 NOT NULL,
     owner_id        Utf8,

@@ -1,9 +1,9 @@
 -- Saga instances and their step log (package saga).
 CREATE TABLE IF NOT EXISTS sagas (
     id              Utf8 NOT NULL,
-    type            Utf8,
+    `type`          Utf8,
     state           Utf8,
-    data            Json,      -- JSON saga.Data
+    `data`          Json,      -- JSON saga.Data
     step            Int64,
     attempts        Int64,
     lease_owner     Utf8,
@@ -34,10 +34,10 @@ CREATE TABLE IF NOT EXISTS saga_log (
     direction   Utf8,
     outcome     Utf8,
     attempt     Int64,
-    error       Utf8,
+    `error`     Utf8,
     state_after Utf8,
     duration_ms Int64,
-    at          Timestamp,
+    `at`        Timestamp,
     message_id  Utf8,
     PRIMARY KEY (saga_id, seq)
 );

@@ -2,13 +2,13 @@
 -- purge deletes them explicitly.
 CREATE TABLE IF NOT EXISTS dead_letters (
     id              Utf8 NOT NULL,
-    source          Utf8,
+    `source`        Utf8,
     source_ref      Utf8,
-    queue           Utf8,
+    `queue`         Utf8,
     payload         String,    -- the failed message body, verbatim
     attrs           Json,      -- JSON object of strings
     error_type      Utf8,
-    error           Utf8,
+    `error`         Utf8,
     retry_count     Int64,
     first_failed_at Timestamp,
     last_failed_at  Timestamp,
@@ -31,6 +31,6 @@ CREATE TABLE IF NOT EXISTS dead_letters (
     INDEX idx_status_last_failed GLOBAL SYNC ON (status, last_failed_at),
     -- FindDeadLetter: has this outbox row / saga / message already been
     -- dead-lettered? A point lookup on (source, source_ref).
-    INDEX idx_source_ref GLOBAL SYNC ON (source, source_ref),
+    INDEX idx_source_ref GLOBAL SYNC ON (`source`, source_ref),
     PRIMARY KEY (id)
 );

@@ -3,11 +3,11 @@
 -- action, so no index is kept for it.
 CREATE TABLE IF NOT EXISTS audit (
     id      Utf8 NOT NULL,
-    at      Timestamp,
+    `at`    Timestamp,
     actor   Utf8,
-    action  Utf8,
+    `action` Utf8,
     params  String, -- the command, as JSON bytes
-    count   Int64,
+    `count` Int64,
     outcome Utf8,
     detail  String, -- the JSON report
     PRIMARY KEY (id)

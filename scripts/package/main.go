@@ -119,7 +119,7 @@ func run(args []string, stdout io.Writer) error {
 				errs = append(errs, fmt.Errorf("verify %s: %w", r.Name, err))
 				continue
 			}
-			fmt.Fprintf(stdout, "verified %s: builds with -buildmode=plugin -tags ycf -mod=readonly, exports Handler\n", r.Name)
+			fmt.Fprintf(stdout, "verified %s: builds with -buildmode=plugin -tags ycf -mod=mod, go.sum complete, exports Handler\n", r.Name)
 		}
 	}
 	return errors.Join(errs...)

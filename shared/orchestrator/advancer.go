@@ -2,6 +2,8 @@ package orchestrator
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -26,7 +28,8 @@ type Advancer struct {
 	// commit; without it the relay alone publishes them.
 	Dispatcher Dispatcher
 	Now        func() time.Time
-	NewID      func() string
+	// NewID makes outbox and dead-letter ids (random 128-bit hex if nil).
+	NewID func() string
 	// Backoff spaces a step's retries (full jitter); default 1 s doubling to 1 min.
 	Backoff resilience.Backoff
 	// Lease keeps other advancers off a saga while one step runs; it must
@@ -92,7 +95,7 @@ func (a *Advancer) Handle(ctx context.Context, m Message) (Result, error) {
 			return Result{SagaID: inst.ID, Step: run.name, Direction: run.dir}, err
 		}
 	}
-	res, d, events, err := a.save(ctx, inst, run, m)
+	res, run, d, events, err := a.save(ctx, inst, run, m)
 	switch {
 	case errors.Is(err, errLostLease):
 		res.Status = StatusLostLease
@@ -225,6 +228,20 @@ func (a *Advancer) now() time.Time {
 		return a.Now().UTC()
 	}
 	return time.Now().UTC()
+}
+
+func (a *Advancer) newID() string {
+	if a.NewID != nil {
+		return a.NewID()
+	}
+	return randomID()
+}
+
+// randomID returns 128 random bits in hex.
+func randomID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
+	return hex.EncodeToString(b[:])
 }
 
 func (a *Advancer) backoff() resilience.Backoff {

@@ -15,8 +15,9 @@ type Inventory interface {
 	// (out of stock, or already released), Invalid, Transient. Idempotent by
 	// saga id; safe for concurrent use.
 	Reserve(ctx context.Context, sagaID, orderID string, lines []inventory.Line) error
-	// Release gives the saga's reserved stock back and reports whether there
-	// was any; a release before any reservation blocks a later Reserve.
+	// Release gives the saga's reserved stock back and reports whether the
+	// saga had any reserved (true again on a repeat); a release before any
+	// reservation blocks a later Reserve.
 	// Errors: Invalid, Transient. Idempotent; safe for concurrent use.
 	Release(ctx context.Context, sagaID string) (released bool, err error)
 }

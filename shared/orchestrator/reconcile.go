@@ -2,6 +2,7 @@ package orchestrator
 
 import (
 	"context"
+	"time"
 
 	"ordersaga/shared/apperr"
 	"ordersaga/shared/order"
@@ -30,7 +31,7 @@ func (r *Recovery) reconcile(ctx context.Context, rep *Report, note func(error))
 	err := r.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
 		diverged = nil
 		for _, st := range []saga.State{saga.StateCompleted, saga.StateCompensated, saga.StateFailed} {
-			list, err := tx.ListSagasByState(ctx, st, r.now(), r.reconcileBatch())
+			list, err := tx.ListSagasByState(ctx, st, time.Time{}, r.reconcileBatch())
 			if err != nil {
 				return err
 			}
@@ -70,7 +71,7 @@ func (r *Recovery) reconcile(ctx context.Context, rep *Report, note func(error))
 
 // repair sets one order's status to what its finished saga implies.
 func (r *Recovery) repair(ctx context.Context, sagaID string) (outbox.Event, bool, error) {
-	eventID := r.NewID()
+	eventID := r.newID()
 	var ev outbox.Event
 	var ok bool
 	var from, to order.Status

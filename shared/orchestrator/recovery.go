@@ -18,6 +18,7 @@ import (
 type Recovery struct {
 	Store store.Store
 	Now   func() time.Time
+	// NewID makes outbox ids (random 128-bit hex if nil).
 	NewID func() string
 	// StuckAfter is how long past its due time an idle saga must be before
 	// it is re-driven (default 2 min): long enough for a delayed message in
@@ -132,6 +133,13 @@ func (r *Recovery) now() time.Time {
 		return r.Now().UTC()
 	}
 	return time.Now().UTC()
+}
+
+func (r *Recovery) newID() string {
+	if r.NewID != nil {
+		return r.NewID()
+	}
+	return randomID()
 }
 
 func (r *Recovery) batch() int {

@@ -48,7 +48,7 @@ func (r *Recovery) redrive(ctx context.Context, rep *Report, note func(error)) e
 // redriveOne re-checks one saga in a transaction and, if it is still stuck,
 // writes its re-drive command.
 func (r *Recovery) redriveOne(ctx context.Context, id string) (outbox.Event, bool, error) {
-	eventID := r.NewID()
+	eventID := r.newID()
 	var ev outbox.Event
 	var ok bool
 	err := r.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {

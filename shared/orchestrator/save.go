@@ -19,15 +19,18 @@ type ids struct{ advance, orderEvent, deadLetter string }
 // still ours, claims the message in the inbox, runs an internal step,
 // applies the transition, appends the step log, writes the next command and
 // any order event, and on give-up fails the order and writes a dead letter.
-func (a *Advancer) save(ctx context.Context, inst saga.Instance, run stepRun, m Message) (Result, decision, []outbox.Event, error) {
+//
+// It returns the step's final outcome (an internal step's is only known here).
+func (a *Advancer) save(ctx context.Context, inst saga.Instance, run stepRun, m Message) (Result, stepRun, decision, []outbox.Event, error) {
 	now := a.now()
-	id := ids{advance: a.NewID(), orderEvent: a.NewID(), deadLetter: a.NewID()}
+	id := ids{advance: a.newID(), orderEvent: a.newID(), deadLetter: a.newID()}
 	var d decision
 	var events []outbox.Event
 	var res Result
+	final := run
 	err := a.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		events = nil
-		r := run
+		r := run // afresh on every run of the closure
 		cur, err := tx.GetSaga(ctx, inst.ID)
 		if err != nil {
 			return err
@@ -79,13 +82,13 @@ func (a *Advancer) save(ctx context.Context, inst saga.Instance, run stepRun, m 
 			}
 		}
 		res = Result{Status: StatusProcessed, SagaID: cur.ID, Step: r.name, Direction: r.dir, Outcome: d.outcome, State: d.next.State}
-		run = r // the internal step's outcome, for logging
+		final = r
 		return nil
 	})
 	if err != nil {
-		return Result{SagaID: inst.ID, Step: run.name, Direction: run.dir}, d, nil, err
+		return Result{SagaID: inst.ID, Step: run.name, Direction: run.dir}, run, d, nil, err
 	}
-	return res, d, events, nil
+	return res, final, d, events, nil
 }
 
 // appendLog writes the step-log line of this execution.

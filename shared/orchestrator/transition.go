@@ -43,7 +43,8 @@ func permanent(err error) bool {
 //     step's attempts are spent: then compensation starts from this step
 //     itself (its outcome is unknown; compensations are idempotent);
 //   - forward permanent → compensation starts from the previous step (only
-//     completed steps are compensated), or compensated if there is none;
+//     completed steps are compensated; create_order counts as completed
+//     from the start, since the API wrote the order with the saga);
 //   - compensation ok → the previous compensation, or compensated after step 0;
 //   - compensation transient → retry with backoff until its attempts are
 //     spent; compensation permanent or spent → failed (dead letter).
@@ -73,7 +74,10 @@ func decide(cur saga.Instance, steps []saga.StepDef, r stepRun, now time.Time, b
 		case permanent(r.err):
 			d.outcome = saga.OutcomeFailed
 			next.Data.FailureReason = fmt.Sprintf("%s: %s", r.name, apperr.Message(r.err))
-			compensateFrom(&next, cur.Step-1, now)
+			// create_order's effect, the order row, was written with the saga
+			// by the API: it is always compensated (cancel_order skips an order
+			// that is missing or already final).
+			compensateFrom(&next, max(cur.Step-1, 0), now)
 		case cur.Attempts+1 >= def.MaxAttempts:
 			d.outcome = saga.OutcomeFailed
 			next.Data.FailureReason = fmt.Sprintf("%s: gave up after %d attempts", r.name, cur.Attempts+1)

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"ordersaga/shared/apperr"
-	"ordersaga/shared/paymentsim"
 	"ordersaga/shared/payments"
+	"ordersaga/shared/paymentsim"
 	"ordersaga/shared/resilience"
 )
 

@@ -8,8 +8,8 @@ import (
 
 	"ordersaga/shared/apperr"
 	"ordersaga/shared/payment"
-	"ordersaga/shared/paymentsim"
 	"ordersaga/shared/payments"
+	"ordersaga/shared/paymentsim"
 	"ordersaga/shared/sqlitestore"
 	"ordersaga/shared/store"
 )

@@ -130,6 +130,8 @@ type Queue interface {
 	// Ensure creates the queue if it is missing and returns its URL; it also
 	// sets the visibility timeout and the redrive policy from spec.
 	// Idempotent: calling it again with the same spec returns the same URL.
+	// Whether MaxReceiveCount 0 removes an existing queue's redrive policy is
+	// adapter-defined (sqlitequeue removes it; ymq leaves it in place).
 	// Errors: Invalid (bad spec), NotFound (the dead-letter queue does not
 	// exist), Transient.
 	Ensure(ctx context.Context, spec QueueSpec) (url string, err error)

@@ -83,8 +83,10 @@ func WithBusyTimeout(d time.Duration) Option { return func(c *config) { c.busyTi
 // mode with a busy timeout, creates the queue tables and returns a Queue that
 // owns the database: Close closes it.
 func Open(path string, opts ...Option) (*Queue, error) {
-	if path == "" || strings.ContainsAny(path, "?#") {
-		return nil, apperr.New(apperr.Invalid, "sqlitequeue: bad database path %q", path)
+	// An in-memory database would be a different one on each pooled
+	// connection; a '?' or '#' would break the DSN.
+	if path == "" || strings.Contains(path, ":memory:") || strings.ContainsAny(path, "?#") {
+		return nil, apperr.New(apperr.Invalid, "sqlitequeue: bad database path %q (want a file path)", path)
 	}
 	c := configure(opts)
 	dsn := fmt.Sprintf("file:%s?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)",

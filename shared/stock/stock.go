@@ -90,11 +90,12 @@ func (s *Service) Reserve(ctx context.Context, sagaID, orderID string, lines []i
 	return outcome
 }
 
-// Release gives back the stock reserved for sagaID and reports whether
-// anything was given back. A Reserved reservation is released (its stock
-// returned, status Released); a Released or Rejected one is left alone
-// (false); a missing one is recorded as Released with no lines (false), so a
-// Reserve arriving later is refused.
+// Release gives back the stock reserved for sagaID and reports whether the
+// saga had stock reserved (so a repeat after a lost answer reports the same).
+// A Reserved reservation is released (its stock returned, status Released);
+// a Released one is left alone (true); a Rejected one is left alone (false);
+// a missing one is recorded as Released with no lines (false), so a Reserve
+// arriving later is refused.
 //
 // Errors: Invalid (empty saga id), Transient and Internal from the store.
 // Idempotent; safe for concurrent use.
@@ -115,6 +116,9 @@ func (s *Service) Release(ctx context.Context, sagaID string) (bool, error) {
 			return err
 		}
 		if r.Status != inventory.Reserved {
+			// Released earlier by this saga (a repeat after a lost answer)
+			// still counts as released; the marker and a rejection do not.
+			released = r.Status == inventory.Released && len(r.Lines) > 0
 			return nil
 		}
 		for _, l := range r.Lines {

@@ -17,9 +17,9 @@ import (
 // stable machine-readable identifiers, not message text.
 var codeKinds = map[string]apperr.Kind{
 	// The queue does not exist.
-	"QueueDoesNotExist":                      apperr.NotFound,
+	"QueueDoesNotExist":                       apperr.NotFound,
 	"AWS.SimpleQueueService.NonExistentQueue": apperr.NotFound,
-	"NonExistentQueue":                       apperr.NotFound,
+	"NonExistentQueue":                        apperr.NotFound,
 	// Throttling, overload, server faults, temporary states.
 	"RequestThrottled":            apperr.Transient,
 	"ThrottlingException":         apperr.Transient,

@@ -1,0 +1,255 @@
+package orchestrator_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"ordersaga/shared/apperr"
+	"ordersaga/shared/orchestrator"
+	"ordersaga/shared/orders"
+	"ordersaga/shared/outbox"
+	"ordersaga/shared/saga"
+	"ordersaga/shared/store"
+)
+
+// TestCommandGoldenFixtures pins the persisted saga.advance payloads: the
+// first command the order API writes and the ones the advancer writes.
+func TestCommandGoldenFixtures(t *testing.T) {
+	created, err := json.Marshal(orders.AdvancePayload{SagaID: "saga-1", Reason: "created"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		file    string
+		encoded []byte // what the writer produces today
+		want    orchestrator.Command
+	}{
+		{"advance_created.json", created, orchestrator.Command{SagaID: "saga-1", Reason: "created", State: saga.StatePending}},
+		{"advance_retry.json", orchestrator.Command{SagaID: "saga-1", Reason: "retry", State: saga.StateRunning, Step: 2, Attempt: 3}.Encode(),
+			orchestrator.Command{SagaID: "saga-1", Reason: "retry", State: saga.StateRunning, Step: 2, Attempt: 3}},
+		{"advance_compensate.json", orchestrator.Command{SagaID: "saga-1", Reason: "compensate", State: saga.StateCompensating, Step: 1}.Encode(),
+			orchestrator.Command{SagaID: "saga-1", Reason: "compensate", State: saga.StateCompensating, Step: 1}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.file, func(t *testing.T) {
+			golden, err := os.ReadFile(filepath.Join("testdata", tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(bytes.TrimSpace(golden), tc.encoded) {
+				t.Errorf("encoding changed:\n got %s\nwant %s", tc.encoded, bytes.TrimSpace(golden))
+			}
+			got, err := orchestrator.DecodeCommand(golden)
+			if err != nil || got != tc.want {
+				t.Errorf("decode: got %+v, %v; want %+v", got, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestDecodeCommandRejects(t *testing.T) {
+	for _, body := range []string{``, `[]`, `{"saga_id":1}`, `{"reason":"x"}`, `{"saga_id":"s","step":-1}`,
+		`{"saga_id":"s","attempt":-2}`, `{"saga_id":"s","state":"completed"}`, `{"saga_id":"s","state":"weird"}`} {
+		if _, err := orchestrator.DecodeCommand([]byte(body)); !apperr.Is(err, apperr.Invalid) {
+			t.Errorf("DecodeCommand(%s): got %v, want Invalid", body, err)
+		}
+	}
+}
+
+func TestHandleAcknowledgesWithoutWork(t *testing.T) {
+	ctx := context.Background()
+	msg := func(body string) orchestrator.Message {
+		return orchestrator.Message{EventID: "ev-x", Body: []byte(body)}
+	}
+	t.Run("malformed and unknown", func(t *testing.T) {
+		e := newEnv(t, envOpts{})
+		for body, want := range map[string]orchestrator.Status{
+			`not json`:                              orchestrator.StatusMalformed,
+			`{"saga_id":"nope","reason":"created"}`: orchestrator.StatusUnknown,
+		} {
+			res, err := e.adv.Handle(ctx, msg(body))
+			if err != nil || res.Status != want {
+				t.Errorf("%s: got %+v, %v; want %s", body, res, err, want)
+			}
+		}
+	})
+	t.Run("stale, finished, busy", func(t *testing.T) {
+		e := newEnv(t, envOpts{stock: map[string]int64{"sku-1": 5}})
+		_, sagaID := e.place(item("sku-1", 1, 10))
+		first := e.queue[0].msg
+		e.deliver(chaos{})
+		if res, _ := e.adv.Handle(ctx, first); res.Status != orchestrator.StatusFinished {
+			t.Errorf("old message for a finished saga: %+v", res)
+		}
+		_, sagaID = e.place(item("sku-1", 1, 10))
+		first = e.queue[0].msg
+		e.queue = nil
+		if res, err := e.adv.Handle(ctx, first); err != nil || res.Status != orchestrator.StatusProcessed {
+			t.Fatalf("first step: %+v %v", res, err)
+		}
+		if res, _ := e.adv.Handle(ctx, first); res.Status != orchestrator.StatusStale {
+			t.Errorf("replayed first message: %+v, want stale", res)
+		}
+		next := e.disp.take()[0]
+		nextMsg := orchestrator.Message{EventID: next.ID, Body: next.Payload, Attributes: next.Attributes()}
+		leaseBy(t, e, sagaID, "someone-else", e.clock.Now().Add(time.Minute))
+		if res, _ := e.adv.Handle(ctx, nextMsg); res.Status != orchestrator.StatusBusy {
+			t.Errorf("leased saga: %+v, want busy", res)
+		}
+		e.clock.Advance(2 * time.Minute)
+		if res, err := e.adv.Handle(ctx, nextMsg); err != nil || res.Status != orchestrator.StatusProcessed {
+			t.Errorf("after the lease lapsed: %+v %v", res, err)
+		}
+	})
+	t.Run("duplicate in the inbox releases the lease", func(t *testing.T) {
+		e := newEnv(t, envOpts{stock: map[string]int64{"sku-1": 5}})
+		_, sagaID := e.place(item("sku-1", 1, 10))
+		m := e.queue[0].msg
+		now := e.clock.Now()
+		err := e.store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+			return tx.InsertInbox(ctx, orchestrator.InboxConsumer, m.EventID, now, now.Add(time.Hour))
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res, err := e.adv.Handle(ctx, m); err != nil || res.Status != orchestrator.StatusDuplicate {
+			t.Fatalf("got %+v, %v; want duplicate", res, err)
+		}
+		if s := e.saga(sagaID); s.LeaseOwner != "" || len(e.trail(sagaID)) != 0 {
+			t.Errorf("a duplicate must leave no lease and no log: %+v", s)
+		}
+	})
+	t.Run("lost lease rolls the save back", func(t *testing.T) {
+		e := newEnv(t, envOpts{stock: map[string]int64{"sku-1": 5}})
+		_, sagaID := e.place(item("sku-1", 1, 10))
+		e.adv.AfterStep = func(string, saga.Direction) error {
+			leaseBy(t, e, sagaID, "usurper", e.clock.Now().Add(time.Minute))
+			return nil
+		}
+		res, err := e.adv.Handle(ctx, e.queue[0].msg)
+		if err != nil || res.Status != orchestrator.StatusLostLease {
+			t.Fatalf("got %+v, %v; want lost_lease", res, err)
+		}
+		if s := e.saga(sagaID); s.LeaseOwner != "usurper" || len(e.trail(sagaID)) != 0 {
+			t.Errorf("the usurper's lease must stand and nothing be logged: %+v", s)
+		}
+	})
+}
+
+// leaseBy makes owner hold the saga's lease until until.
+func leaseBy(t *testing.T, e *env, sagaID, owner string, until time.Time) {
+	t.Helper()
+	err := e.store.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
+		s, err := tx.GetSaga(ctx, sagaID)
+		if err != nil {
+			return err
+		}
+		prev := s.Version
+		s.LeaseOwner, s.LeaseUntil, s.Version = owner, until, prev+1
+		return tx.UpdateSaga(ctx, s, prev)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestNextCommandRow checks the row a step writes: token, correlation
+// chain, and the retry time of a backed-off step.
+func TestNextCommandRow(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, envOpts{stock: map[string]int64{"sku-1": 5}})
+	e.adv.Fault = faultAt(saga.StepCreateOrder, saga.Forward, errTransient, 1)
+	orderID, sagaID := e.place(item("sku-1", 1, 10))
+	first := e.queue[0]
+	start := e.clock.Now()
+	if _, err := e.adv.Handle(ctx, first.msg); err != nil {
+		t.Fatal(err)
+	}
+	rows := e.disp.take()
+	if len(rows) != 1 {
+		t.Fatalf("got %d rows, want 1", len(rows))
+	}
+	row := rows[0]
+	cmd, err := orchestrator.DecodeCommand(row.Payload)
+	if err != nil || cmd != (orchestrator.Command{SagaID: sagaID, Reason: "retry", State: saga.StateRunning, Step: 0, Attempt: 1}) {
+		t.Errorf("command %+v, %v", cmd, err)
+	}
+	if row.EventType != outbox.TypeSagaAdvance || row.Destination != outbox.DestSagaCommands || row.AggregateID != sagaID {
+		t.Errorf("row: %+v", row)
+	}
+	for k, want := range map[string]string{outbox.AttrOrderID: orderID, outbox.AttrSagaID: sagaID,
+		outbox.AttrIdempotencyKey: "key-1", outbox.AttrCorrelationID: first.msg.Attributes[outbox.AttrCorrelationID]} {
+		if row.Metadata[k] != want || want == "" {
+			t.Errorf("metadata %s = %q, want %q", k, row.Metadata[k], want)
+		}
+	}
+	if d := row.NextAttemptAt.Sub(start); d < 0 || d >= e.adv.Backoff.Ceiling(0)+time.Second {
+		t.Errorf("retry due in %v, want within the first backoff ceiling", d)
+	}
+	if s := e.saga(sagaID); !s.NextAttemptAt.Equal(row.NextAttemptAt.Truncate(time.Microsecond)) || s.Attempts != 1 || s.LastError == "" {
+		t.Errorf("saga: %+v", s)
+	}
+}
+
+// TestConcurrentDeliveriesRunOneStep hands one message to several advancers
+// at once (a duplicate delivered to two function instances): exactly one
+// runs the step; the others are told the saga is busy (or already moved on).
+func TestConcurrentDeliveriesRunOneStep(t *testing.T) {
+	e := newEnv(t, envOpts{stock: map[string]int64{"sku-1": 5}})
+	_, sagaID := e.place(item("sku-1", 1, 10))
+	e.deliver(chaos{}) // finish one saga so the next one's message is the reserve step
+	_, sagaID = e.place(item("sku-1", 1, 10))
+	first := e.queue[0].msg
+	e.queue = nil
+	if _, err := e.adv.Handle(context.Background(), first); err != nil {
+		t.Fatal(err)
+	}
+	next := e.disp.take()[0]
+	m := orchestrator.Message{EventID: next.ID, Body: next.Payload, Attributes: next.Attributes()}
+	const n = 6
+	var wg sync.WaitGroup
+	results := make([]orchestrator.Status, n)
+	errs := make([]error, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			adv := *e.adv // same wiring, another instance
+			adv.Owner = fmt.Sprintf("instance-%d", i)
+			adv.Hooks = orchestrator.Hooks{}
+			var res orchestrator.Result
+			res, errs[i] = adv.Handle(context.Background(), m)
+			results[i] = res.Status
+		}(i)
+	}
+	wg.Wait()
+	processed := 0
+	for i, st := range results {
+		if errs[i] != nil {
+			t.Fatalf("instance %d: %v", i, errs[i])
+		}
+		switch st {
+		case orchestrator.StatusProcessed:
+			processed++
+		case orchestrator.StatusBusy, orchestrator.StatusStale:
+		default:
+			t.Errorf("instance %d: status %s", i, st)
+		}
+	}
+	if processed != 1 {
+		t.Fatalf("%d instances ran the step, want 1 (%v)", processed, results)
+	}
+	if got := e.trail(sagaID); len(got) != 2 {
+		t.Errorf("trail %v, want 2 lines", got)
+	}
+	if st := e.stockOf("sku-1"); st.Reserved != 2 || st.Available != 3 {
+		t.Errorf("stock %+v: one reservation per saga", st)
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package orchestrator_test
+
+const raceEnabled = false

@@ -1,0 +1,197 @@
+package ydbstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/ydb-platform/ydb-go-sdk/v3/query"
+
+	"ordersaga/shared/inventory"
+)
+
+// Tables stock and reservations (schema/ydb/0006_inventory.sql).
+
+const stockColumns = `sku, available, reserved, updated_at, version`
+
+const stockDeclares = `
+DECLARE $sku AS Utf8;
+DECLARE $available AS Int64;
+DECLARE $reserved AS Int64;
+DECLARE $updated_at AS Optional<Timestamp>;
+DECLARE $version AS Int64;
+`
+
+const reservationColumns = `id, order_id, lines, status, reason, created_at, updated_at, version`
+
+const reservationDeclares = `
+DECLARE $id AS Utf8;
+DECLARE $order_id AS Utf8;
+DECLARE $lines AS Json;
+DECLARE $status AS Utf8;
+DECLARE $reason AS Utf8;
+DECLARE $created_at AS Optional<Timestamp>;
+DECLARE $updated_at AS Optional<Timestamp>;
+DECLARE $version AS Int64;
+`
+
+const reservationValues = `($id, $order_id, $lines, $status, $reason, $created_at, $updated_at, $version)`
+
+const (
+	yqlGetStock = `
+DECLARE $sku AS Utf8;
+SELECT ` + stockColumns + ` FROM stock WHERE sku = $sku;`
+
+	yqlStockVersion = `
+DECLARE $sku AS Utf8;
+SELECT version FROM stock WHERE sku = $sku;`
+
+	yqlInsertStock = stockDeclares + `
+INSERT INTO stock (` + stockColumns + `)
+VALUES ($sku, $available, $reserved, $updated_at, $version);`
+
+	yqlUpsertStock = stockDeclares + `
+UPSERT INTO stock (` + stockColumns + `)
+VALUES ($sku, $available, $reserved, $updated_at, $version);`
+
+	// The whole (small) stock table in primary-key order.
+	yqlListStock = `
+SELECT ` + stockColumns + ` FROM stock ORDER BY sku;`
+
+	yqlGetReservation = `
+DECLARE $id AS Utf8;
+SELECT ` + reservationColumns + ` FROM reservations WHERE id = $id;`
+
+	yqlReservationVersion = `
+DECLARE $id AS Utf8;
+SELECT version FROM reservations WHERE id = $id;`
+
+	yqlInsertReservation = reservationDeclares + `
+INSERT INTO reservations (` + reservationColumns + `)
+VALUES ` + reservationValues + `;`
+
+	yqlUpsertReservation = reservationDeclares + `
+UPSERT INTO reservations (` + reservationColumns + `)
+VALUES ` + reservationValues + `;`
+)
+
+// GetStock implements store.Inventory; NotFound if the SKU has no row.
+func (t *tx) GetStock(ctx context.Context, sku string) (inventory.Stock, error) {
+	var s inventory.Stock
+	err := t.get(ctx, "stock of "+quoted(sku), yqlGetStock, skuParam(sku), func(r query.Row) (err error) {
+		s, err = scanStock(r)
+		return err
+	})
+	return s, err
+}
+
+// PutStock implements store.Inventory. expectedVersion 0 inserts (Conflict if
+// the SKU exists); otherwise it overwrites the row (storing s.Version as
+// given) if its version is expectedVersion: Conflict if not, NotFound if the
+// SKU has no row.
+func (t *tx) PutStock(ctx context.Context, s inventory.Stock, expectedVersion int64) error {
+	what := "stock of " + quoted(s.SKU)
+	if expectedVersion == 0 {
+		return t.insert(ctx, what, yqlStockVersion, skuParam(s.SKU), yqlInsertStock, stockParams(s))
+	}
+	return t.updateVersioned(ctx, what, expectedVersion, yqlStockVersion, skuParam(s.SKU),
+		yqlUpsertStock, stockParams(s))
+}
+
+// ListStock implements store.Inventory: every SKU, ordered by SKU.
+func (t *tx) ListStock(ctx context.Context) ([]inventory.Stock, error) {
+	var out []inventory.Stock
+	err := t.rows(ctx, "list stock", yqlListStock, newParams(), func(r query.Row) error {
+		s, err := scanStock(r)
+		out = append(out, s)
+		return err
+	})
+	return out, err
+}
+
+// GetReservation implements store.Inventory; NotFound if missing.
+func (t *tx) GetReservation(ctx context.Context, id string) (inventory.Reservation, error) {
+	var res inventory.Reservation
+	err := t.get(ctx, "reservation "+quoted(id), yqlGetReservation, idParam(id), func(r query.Row) (err error) {
+		res, err = scanReservation(r)
+		return err
+	})
+	return res, err
+}
+
+// InsertReservation implements store.Inventory; Conflict if the id exists.
+func (t *tx) InsertReservation(ctx context.Context, r inventory.Reservation) error {
+	return t.insert(ctx, "reservation "+quoted(r.ID), yqlReservationVersion, idParam(r.ID),
+		yqlInsertReservation, reservationParams(r))
+}
+
+// UpdateReservation implements store.Inventory: it stores r (with r.Version
+// as given) if the stored version is expectedVersion; Conflict if not,
+// NotFound if missing.
+func (t *tx) UpdateReservation(ctx context.Context, r inventory.Reservation, expectedVersion int64) error {
+	return t.updateVersioned(ctx, "reservation "+quoted(r.ID), expectedVersion,
+		yqlReservationVersion, idParam(r.ID), yqlUpsertReservation, reservationParams(r))
+}
+
+func skuParam(sku string) *paramList { return newParams().text("$sku", sku) }
+
+func stockParams(s inventory.Stock) *paramList {
+	return newParams().
+		text("$sku", s.SKU).
+		int("$available", s.Available).
+		int("$reserved", s.Reserved).
+		optTS("$updated_at", s.UpdatedAt).
+		int("$version", s.Version)
+}
+
+func reservationParams(r inventory.Reservation) *paramList {
+	return newParams().
+		text("$id", r.ID).
+		text("$order_id", r.OrderID).
+		json("$lines", r.Lines).
+		text("$status", string(r.Status)).
+		text("$reason", r.Reason).
+		optTS("$created_at", r.CreatedAt).
+		optTS("$updated_at", r.UpdatedAt).
+		int("$version", r.Version)
+}
+
+func scanStock(r query.Row) (inventory.Stock, error) {
+	var (
+		s   inventory.Stock
+		upd *time.Time
+	)
+	if err := r.ScanNamed(
+		query.Named("sku", &s.SKU),
+		query.Named("available", &s.Available),
+		query.Named("reserved", &s.Reserved),
+		query.Named("updated_at", &upd),
+		query.Named("version", &s.Version),
+	); err != nil {
+		return inventory.Stock{}, err
+	}
+	s.UpdatedAt = fromTS(upd)
+	return s, nil
+}
+
+func scanReservation(r query.Row) (inventory.Reservation, error) {
+	var (
+		res           inventory.Reservation
+		lines, status string
+		created, upd  *time.Time
+	)
+	if err := r.ScanNamed(
+		query.Named("id", &res.ID),
+		query.Named("order_id", &res.OrderID),
+		query.Named("lines", &lines),
+		query.Named("status", &status),
+		query.Named("reason", &res.Reason),
+		query.Named("created_at", &created),
+		query.Named("updated_at", &upd),
+		query.Named("version", &res.Version),
+	); err != nil {
+		return inventory.Reservation{}, err
+	}
+	res.Status = inventory.ReservationStatus(status)
+	res.CreatedAt, res.UpdatedAt = fromTS(created), fromTS(upd)
+	return res, fromJSON(lines, "reservation lines", &res.Lines)
+}

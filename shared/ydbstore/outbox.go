@@ -1,0 +1,314 @@
+package ydbstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/ydb-platform/ydb-go-sdk/v3/query"
+
+	"ordersaga/shared/outbox"
+)
+
+// Table outbox (schema/ydb/0004_outbox.sql).
+
+// outboxColumns are the columns of outbox.Event; expire_at (the TTL column)
+// is written but never read.
+const outboxColumns = `id, shard, aggregate_type, aggregate_id, event_type, destination, payload,
+	metadata, status, attempts, next_attempt_at, lease_owner, lease_until, last_error, created_at,
+	published_at, version`
+
+const outboxDeclares = `
+DECLARE $id AS Utf8;
+DECLARE $shard AS Int64;
+DECLARE $aggregate_type AS Utf8;
+DECLARE $aggregate_id AS Utf8;
+DECLARE $event_type AS Utf8;
+DECLARE $destination AS Utf8;
+DECLARE $payload AS Optional<String>;
+DECLARE $metadata AS Json;
+DECLARE $status AS Utf8;
+DECLARE $attempts AS Int64;
+DECLARE $next_attempt_at AS Optional<Timestamp>;
+DECLARE $lease_owner AS Utf8;
+DECLARE $lease_until AS Optional<Timestamp>;
+DECLARE $last_error AS Utf8;
+DECLARE $created_at AS Optional<Timestamp>;
+DECLARE $published_at AS Optional<Timestamp>;
+DECLARE $version AS Int64;
+DECLARE $expire_at AS Optional<Timestamp>;
+`
+
+const outboxValues = `($id, $shard, $aggregate_type, $aggregate_id, $event_type, $destination, $payload,
+	$metadata, $status, $attempts, $next_attempt_at, $lease_owner, $lease_until, $last_error,
+	$created_at, $published_at, $version, $expire_at)`
+
+const (
+	yqlInsertOutbox = outboxDeclares + `
+INSERT INTO outbox (` + outboxColumns + `, expire_at)
+VALUES ` + outboxValues + `;`
+
+	yqlUpsertOutbox = outboxDeclares + `
+UPSERT INTO outbox (` + outboxColumns + `, expire_at)
+VALUES ` + outboxValues + `;`
+
+	yqlGetOutbox = `
+DECLARE $id AS Utf8;
+SELECT ` + outboxColumns + ` FROM outbox WHERE id = $id;`
+
+	yqlOutboxVersion = `
+DECLARE $id AS Utf8;
+SELECT version FROM outbox WHERE id = $id;`
+
+	// The relay's claim: pending rows of one shard, due and lease free (NULL
+	// next attempt is due, NULL lease is free), oldest created first.
+	yqlListOutboxDue = `
+DECLARE $pending AS Utf8;
+DECLARE $shard AS Int64;
+DECLARE $now AS Timestamp;
+DECLARE $limit AS Uint64;
+SELECT ` + outboxColumns + ` FROM outbox VIEW idx_status_shard_next
+WHERE status = $pending AND shard = $shard
+	AND (next_attempt_at IS NULL OR next_attempt_at <= $now)
+	AND (lease_until IS NULL OR lease_until <= $now)
+ORDER BY (created_at IS NOT NULL), created_at, id
+LIMIT $limit;`
+
+	// Every pending row of the given aggregates; EarliestPending picks the
+	// first of each in Go (pending rows per aggregate are few).
+	yqlPendingByAggregate = `
+DECLARE $aggregate_ids AS List<Utf8>;
+DECLARE $pending AS Utf8;
+SELECT aggregate_id, id, created_at FROM outbox VIEW idx_aggregate
+WHERE aggregate_id IN $aggregate_ids AND status = $pending;`
+
+	// COUNT(created_at) < COUNT(*) means some pending row has a NULL (zero)
+	// created_at, which is then the oldest; MIN ignores NULLs.
+	yqlOutboxBacklog = `
+DECLARE $pending AS Utf8;
+SELECT COUNT(*) AS pending, COUNT(created_at) AS dated, MIN(created_at) AS oldest
+FROM outbox VIEW idx_status_shard_next
+WHERE status = $pending;`
+
+	// Published before $before (a NULL published_at is the earliest time),
+	// oldest first; the ids are then deleted by yqlDeleteOutboxByID.
+	yqlListPublishedBefore = `
+DECLARE $published AS Utf8;
+DECLARE $before AS Timestamp;
+DECLARE $limit AS Uint64;
+SELECT id FROM outbox VIEW idx_status_published
+WHERE status = $published AND (published_at IS NULL OR published_at < $before)
+ORDER BY (published_at IS NOT NULL), published_at, id
+LIMIT $limit;`
+
+	yqlDeleteOutboxByID = `
+DECLARE $ids AS List<Utf8>;
+DELETE FROM outbox WHERE id IN $ids;`
+)
+
+// maxInList bounds the ids bound into one List parameter.
+const maxInList = 500
+
+// InsertOutbox implements store.Outbox; Conflict if the id exists.
+func (t *tx) InsertOutbox(ctx context.Context, e outbox.Event) error {
+	return t.insert(ctx, "outbox event "+quoted(e.ID), yqlOutboxVersion, idParam(e.ID),
+		yqlInsertOutbox, outboxParams(e, t.cfg.OutboxRetention))
+}
+
+// GetOutbox implements store.Outbox; NotFound if missing.
+func (t *tx) GetOutbox(ctx context.Context, id string) (outbox.Event, error) {
+	var e outbox.Event
+	err := t.get(ctx, "outbox event "+quoted(id), yqlGetOutbox, idParam(id), func(r query.Row) (err error) {
+		e, err = scanOutbox(r)
+		return err
+	})
+	return e, err
+}
+
+// UpdateOutbox implements store.Outbox: it stores e (with e.Version as
+// given) if the stored version is expectedVersion; Conflict if not, NotFound
+// if missing. A published row gets its TTL expiry (see outboxExpireAt).
+func (t *tx) UpdateOutbox(ctx context.Context, e outbox.Event, expectedVersion int64) error {
+	return t.updateVersioned(ctx, "outbox event "+quoted(e.ID), expectedVersion,
+		yqlOutboxVersion, idParam(e.ID), yqlUpsertOutbox, outboxParams(e, t.cfg.OutboxRetention))
+}
+
+// ListOutboxDue implements store.Outbox. limit <= 0 returns nothing.
+func (t *tx) ListOutboxDue(ctx context.Context, shard int, now time.Time, limit int) ([]outbox.Event, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	var out []outbox.Event
+	err := t.rows(ctx, "list due outbox events", yqlListOutboxDue, outboxDueParams(shard, now, limit),
+		func(r query.Row) error {
+			e, err := scanOutbox(r)
+			out = append(out, e)
+			return err
+		})
+	return out, err
+}
+
+// EarliestPending implements store.Outbox, querying at most maxInList
+// aggregates at a time. Aggregates without pending rows are absent.
+func (t *tx) EarliestPending(ctx context.Context, aggregateIDs []string) (map[string]string, error) {
+	type first struct {
+		id      string
+		created time.Time
+	}
+	best := make(map[string]first)
+	for len(aggregateIDs) > 0 {
+		chunk := aggregateIDs[:min(len(aggregateIDs), maxInList)]
+		aggregateIDs = aggregateIDs[len(chunk):]
+		err := t.rows(ctx, "earliest pending outbox events", yqlPendingByAggregate,
+			newParams().textList("$aggregate_ids", chunk).text("$pending", string(outbox.StatusPending)),
+			func(r query.Row) error {
+				var (
+					agg, id string
+					created *time.Time
+				)
+				if err := r.ScanNamed(query.Named("aggregate_id", &agg), query.Named("id", &id),
+					query.Named("created_at", &created)); err != nil {
+					return err
+				}
+				c := fromTS(created)
+				if b, ok := best[agg]; !ok || c.Before(b.created) || (c.Equal(b.created) && id < b.id) {
+					best[agg] = first{id: id, created: c}
+				}
+				return nil
+			})
+		if err != nil {
+			return nil, err
+		}
+	}
+	out := make(map[string]string, len(best))
+	for agg, b := range best {
+		out[agg] = b.id
+	}
+	return out, nil
+}
+
+// OutboxBacklog implements store.Outbox: the pending count and the CreatedAt
+// of the oldest pending row (zero when none is pending).
+func (t *tx) OutboxBacklog(ctx context.Context) (int, time.Time, error) {
+	var (
+		pending, dated uint64
+		oldest         *time.Time
+	)
+	_, err := t.row(ctx, "outbox backlog", yqlOutboxBacklog,
+		newParams().text("$pending", string(outbox.StatusPending)),
+		func(r query.Row) error {
+			return r.ScanNamed(query.Named("pending", &pending), query.Named("dated", &dated),
+				query.Named("oldest", &oldest))
+		})
+	if err != nil || pending == 0 || dated < pending {
+		return int(pending), time.Time{}, err
+	}
+	return int(pending), fromTS(oldest), nil
+}
+
+// DeletePublishedOutbox implements store.Outbox, oldest publication first.
+// limit <= 0 deletes nothing.
+func (t *tx) DeletePublishedOutbox(ctx context.Context, before time.Time, limit int) (int, error) {
+	if limit <= 0 {
+		return 0, nil
+	}
+	var ids []string
+	err := t.rows(ctx, "list published outbox events", yqlListPublishedBefore,
+		newParams().text("$published", string(outbox.StatusPublished)).ts("$before", before).uint("$limit", uint64(limit)),
+		func(r query.Row) error {
+			var id string
+			err := r.ScanNamed(query.Named("id", &id))
+			ids = append(ids, id)
+			return err
+		})
+	if err != nil || len(ids) == 0 {
+		return 0, err
+	}
+	for rest := ids; len(rest) > 0; {
+		chunk := rest[:min(len(rest), maxInList)]
+		rest = rest[len(chunk):]
+		if err := t.exec(ctx, "delete published outbox events", yqlDeleteOutboxByID,
+			newParams().textList("$ids", chunk)); err != nil {
+			return 0, err
+		}
+	}
+	return len(ids), nil
+}
+
+// outboxExpireAt is the TTL expiry of e: PublishedAt + retention for a
+// published row, zero (NULL: keep) for any other row or when retention is
+// negative.
+func outboxExpireAt(e outbox.Event, retention time.Duration) time.Time {
+	if e.Status != outbox.StatusPublished || e.PublishedAt.IsZero() || retention < 0 {
+		return time.Time{}
+	}
+	exp := e.PublishedAt.Add(retention)
+	if !exp.Before(maxTimestamp) {
+		return time.Time{}
+	}
+	return exp
+}
+
+func outboxDueParams(shard int, now time.Time, limit int) *paramList {
+	return newParams().
+		text("$pending", string(outbox.StatusPending)).
+		int("$shard", int64(shard)).
+		ts("$now", now).
+		uint("$limit", uint64(limit))
+}
+
+// outboxParams binds every column of e plus its TTL expiry (outboxDeclares).
+func outboxParams(e outbox.Event, retention time.Duration) *paramList {
+	return newParams().
+		text("$id", e.ID).
+		int("$shard", int64(e.Shard)).
+		text("$aggregate_type", e.AggregateType).
+		text("$aggregate_id", e.AggregateID).
+		text("$event_type", e.EventType).
+		text("$destination", e.Destination).
+		bytes("$payload", e.Payload).
+		json("$metadata", e.Metadata).
+		text("$status", string(e.Status)).
+		int("$attempts", int64(e.Attempts)).
+		optTS("$next_attempt_at", e.NextAttemptAt).
+		text("$lease_owner", e.LeaseOwner).
+		optTS("$lease_until", e.LeaseUntil).
+		text("$last_error", e.LastError).
+		optTS("$created_at", e.CreatedAt).
+		optTS("$published_at", e.PublishedAt).
+		int("$version", e.Version).
+		optTS("$expire_at", outboxExpireAt(e, retention))
+}
+
+func scanOutbox(r query.Row) (outbox.Event, error) {
+	var (
+		e                               outbox.Event
+		meta, status                    string
+		shard, attempts                 int64
+		next, lease, created, published *time.Time
+	)
+	if err := r.ScanNamed(
+		query.Named("id", &e.ID),
+		query.Named("shard", &shard),
+		query.Named("aggregate_type", &e.AggregateType),
+		query.Named("aggregate_id", &e.AggregateID),
+		query.Named("event_type", &e.EventType),
+		query.Named("destination", &e.Destination),
+		query.Named("payload", &e.Payload),
+		query.Named("metadata", &meta),
+		query.Named("status", &status),
+		query.Named("attempts", &attempts),
+		query.Named("next_attempt_at", &next),
+		query.Named("lease_owner", &e.LeaseOwner),
+		query.Named("lease_until", &lease),
+		query.Named("last_error", &e.LastError),
+		query.Named("created_at", &created),
+		query.Named("published_at", &published),
+		query.Named("version", &e.Version),
+	); err != nil {
+		return outbox.Event{}, err
+	}
+	e.Shard, e.Attempts, e.Status = int(shard), int(attempts), outbox.Status(status)
+	e.NextAttemptAt, e.LeaseUntil = fromTS(next), fromTS(lease)
+	e.CreatedAt, e.PublishedAt = fromTS(created), fromTS(published)
+	return e, fromJSON(meta, "outbox metadata", &e.Metadata)
+}

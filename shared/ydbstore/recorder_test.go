@@ -1,0 +1,127 @@
+package ydbstore
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ydb-platform/ydb-go-sdk/v3"
+	"github.com/ydb-platform/ydb-go-sdk/v3/query"
+)
+
+// recorder is a conn that executes nothing. For every statement a tx method
+// sends it checks that the text is one of the package's yql consts, that
+// the bound parameters match the DECLAREs (names and YQL types), and that
+// every column the method scans is selected by the query and scanned into
+// a Go type the SDK can decode the column's YQL type into. found decides
+// whether reads see one (empty) row or none. This is not a fake YDB: it
+// returns no data and tests only what can be known without a server.
+type recorder struct {
+	t       *testing.T
+	queries map[string]string // text → const name
+	tables  map[string]table
+	found   bool
+	version int64 // what a "version" column reads as
+	ran     map[string]bool
+}
+
+func (r *recorder) check(yql string, p ydb.Params) string {
+	name, ok := r.queries[yql]
+	if !ok {
+		r.t.Errorf("a statement that is not a yql const was executed:\n%s", yql)
+		return "?"
+	}
+	r.ran[name] = true
+	want := declares(yql)
+	got := map[string]string{}
+	for n, v := range p.Range() {
+		got[n] = v.Type().Yql()
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		r.t.Errorf("%s: bound %v, declared %v", name, got, want)
+	}
+	return name
+}
+
+func (r *recorder) exec(_ context.Context, yql string, p ydb.Params) error {
+	r.check(yql, p)
+	return nil
+}
+
+func (r *recorder) queryRow(_ context.Context, yql string, p ydb.Params) (query.Row, error) {
+	name := r.check(yql, p)
+	if !r.found {
+		return nil, query.ErrNoRows
+	}
+	return &fakeRow{r: r, name: name, yql: yql}, nil
+}
+
+func (r *recorder) each(_ context.Context, yql string, p ydb.Params, fn func(query.Row) error) error {
+	name := r.check(yql, p)
+	if !r.found {
+		return nil
+	}
+	return fn(&fakeRow{r: r, name: name, yql: yql})
+}
+
+// fakeRow is a row whose columns all read as NULL, except "version".
+type fakeRow struct {
+	query.Row // not implemented: only ScanNamed is used
+	r         *recorder
+	name, yql string
+}
+
+var goTypeOf = map[string]reflect.Type{
+	"Utf8":      reflect.TypeOf((*string)(nil)),
+	"Json":      reflect.TypeOf((*string)(nil)),
+	"Int64":     reflect.TypeOf((*int64)(nil)),
+	"String":    reflect.TypeOf((*[]byte)(nil)),
+	"Bool":      reflect.TypeOf((*bool)(nil)),
+	"Timestamp": reflect.TypeOf((**time.Time)(nil)),
+}
+
+// aliasTypes are the computed columns some queries select.
+var aliasTypes = map[string]reflect.Type{
+	"pending": reflect.TypeOf((*uint64)(nil)), // COUNT(*)
+	"dated":   reflect.TypeOf((*uint64)(nil)), // COUNT(col)
+	"oldest":  reflect.TypeOf((**time.Time)(nil)),
+	"total":   reflect.TypeOf((*int64)(nil)), // SUM(Int64)
+}
+
+func (f *fakeRow) ScanNamed(dst ...query.NamedDestination) error {
+	m := reSelect.FindStringSubmatch(reDeclare.ReplaceAllString(f.yql, ""))
+	if m == nil {
+		f.r.t.Errorf("%s: scanned, but it selects nothing", f.name)
+		return nil
+	}
+	projection, tb := m[1], f.r.tables[m[2]]
+	selected := map[string]bool{}
+	for _, item := range splitTop(projection) {
+		fields := strings.Fields(item)
+		selected[strings.Trim(fields[len(fields)-1], "`")] = true // a column, or the alias after AS
+	}
+	for _, d := range dst {
+		col, ref := d.Name(), reflect.TypeOf(d.Ref())
+		if !selected[col] {
+			f.r.t.Errorf("%s: scans %s, which it does not select", f.name, col)
+		}
+		want, ok := goTypeOf[tb.columns[col]]
+		if alias, isAlias := aliasTypes[col]; isAlias && tb.columns[col] == "" {
+			want, ok = alias, true
+		}
+		if !ok {
+			f.r.t.Errorf("%s: scans %s, unknown in %s", f.name, col, m[2])
+		} else if ref != want {
+			f.r.t.Errorf("%s: scans %s (%s) into %v, want %v", f.name, col, tb.columns[col], ref, want)
+		}
+		if col == "version" {
+			if p, ok := d.Ref().(*int64); ok {
+				*p = f.r.version
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,302 @@
+package ydbstore
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"ordersaga/schema"
+	ydbschema "ordersaga/schema/ydb"
+)
+
+// table is one CREATE TABLE of the migrations, as parsed by parseTable.
+type table struct {
+	columns map[string]string // name → YQL type
+	notNull map[string]bool
+	pk      []string
+	indexes map[string][]string // index name → columns
+	ttl     string              // TTL column, or ""
+}
+
+var (
+	reCreate  = regexp.MustCompile(`(?s)^CREATE TABLE IF NOT EXISTS (\w+) \((.*)\)\s*(?:WITH \((.*)\))?;?$`)
+	reIndex   = regexp.MustCompile(`^INDEX (\w+) GLOBAL SYNC ON \(([^)]*)\)$`)
+	rePK      = regexp.MustCompile(`^PRIMARY KEY \(([^)]*)\)$`)
+	reColumn  = regexp.MustCompile("^`?(\\w+)`?\\s+(\\w+)( NOT NULL)?$")
+	reTTL     = regexp.MustCompile(`^TTL = Interval\("PT0S"\) ON (\w+)$`)
+	reComment = regexp.MustCompile(`--[^\n]*`)
+)
+
+// parseTable parses one CREATE TABLE statement of our migrations' dialect.
+func parseTable(t *testing.T, stmt string) (string, table) {
+	t.Helper()
+	m := reCreate.FindStringSubmatch(strings.TrimSpace(reComment.ReplaceAllString(stmt, "")))
+	if m == nil {
+		t.Fatalf("not a CREATE TABLE IF NOT EXISTS statement:\n%s", stmt)
+	}
+	tb := table{columns: map[string]string{}, notNull: map[string]bool{}, indexes: map[string][]string{}}
+	for _, part := range splitTop(m[2]) {
+		switch {
+		case reIndex.MatchString(part):
+			im := reIndex.FindStringSubmatch(part)
+			tb.indexes[im[1]] = names(im[2])
+		case rePK.MatchString(part):
+			tb.pk = names(rePK.FindStringSubmatch(part)[1])
+		case reColumn.MatchString(part):
+			cm := reColumn.FindStringSubmatch(part)
+			if _, dup := tb.columns[cm[1]]; dup {
+				t.Errorf("%s: column %s twice", m[1], cm[1])
+			}
+			tb.columns[cm[1]], tb.notNull[cm[1]] = cm[2], cm[3] != ""
+		default:
+			t.Errorf("%s: cannot parse %q", m[1], part)
+		}
+	}
+	if m[3] != "" {
+		tm := reTTL.FindStringSubmatch(strings.TrimSpace(m[3]))
+		if tm == nil {
+			t.Errorf("%s: cannot parse WITH (%s)", m[1], m[3])
+		} else {
+			tb.ttl = tm[1]
+		}
+	}
+	return m[1], tb
+}
+
+// splitTop splits s at commas outside parentheses, trimming the parts.
+func splitTop(s string) []string {
+	var out []string
+	depth, start := 0, 0
+	for i, c := range s {
+		switch c {
+		case '(', '<':
+			depth++
+		case ')', '>':
+			depth--
+		case ',':
+			if depth == 0 {
+				out = append(out, strings.TrimSpace(s[start:i]))
+				start = i + 1
+			}
+		}
+	}
+	if rest := strings.TrimSpace(s[start:]); rest != "" {
+		out = append(out, rest)
+	}
+	return out
+}
+
+// names splits a comma-separated identifier list, dropping backquotes.
+func names(s string) []string {
+	var out []string
+	for _, p := range splitTop(s) {
+		out = append(out, strings.Trim(p, "`"))
+	}
+	return out
+}
+
+// schemaTables parses every migration plus schema_migrations.
+func schemaTables(t *testing.T) map[string]table {
+	t.Helper()
+	ms, err := LoadMigrations(ydbschema.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]table{}
+	stmts := []string{yqlCreateMigrationsTable}
+	for _, m := range ms {
+		stmts = append(stmts, m.Statements...)
+	}
+	for _, st := range stmts {
+		name, tb := parseTable(t, st)
+		if _, dup := out[name]; dup {
+			t.Errorf("table %s created twice", name)
+		}
+		out[name] = tb
+	}
+	return out
+}
+
+func TestMigrationsDefineTheSchema(t *testing.T) {
+	ms, err := LoadMigrations(ydbschema.FS)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ms) == 0 {
+		t.Fatal("no migrations embedded")
+	}
+	for i, m := range ms {
+		if m.Version != int64(i+1) {
+			t.Errorf("migration %s has version %d, want %d (no gaps)", m.Name, m.Version, i+1)
+		}
+	}
+	tables := schemaTables(t)
+	want := []string{"audit", "dead_letters", "idempotency_keys", "inbox", "orders", "outbox", "payments",
+		"reservations", "saga_log", "sagas", "schema_migrations", "stock"}
+	var got []string
+	for name := range tables {
+		got = append(got, name)
+	}
+	sort.Strings(got)
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("tables = %v, want %v", got, want)
+	}
+	wantTTL := map[string]string{"idempotency_keys": "expires_at", "inbox": "expires_at", "outbox": "expire_at"}
+	for name, tb := range tables {
+		if tb.ttl != wantTTL[name] {
+			t.Errorf("%s: TTL on %q, want %q", name, tb.ttl, wantTTL[name])
+		}
+		if tb.ttl != "" && tb.columns[tb.ttl] != "Timestamp" {
+			t.Errorf("%s: TTL column %s is %s, want Timestamp", name, tb.ttl, tb.columns[tb.ttl])
+		}
+		if len(tb.pk) == 0 {
+			t.Errorf("%s: no primary key", name)
+		}
+		for _, c := range tb.pk {
+			if !tb.notNull[c] {
+				t.Errorf("%s: primary-key column %s must be NOT NULL", name, c)
+			}
+		}
+		for idx, cols := range tb.indexes {
+			for _, c := range cols {
+				if _, ok := tb.columns[c]; !ok {
+					t.Errorf("%s: index %s on unknown column %s", name, idx, c)
+				}
+			}
+		}
+		for c, typ := range tb.columns {
+			switch typ {
+			case "Utf8", "Int64", "Timestamp", "Json", "String", "Bool":
+			default:
+				t.Errorf("%s.%s: unexpected type %s", name, c, typ)
+			}
+		}
+	}
+}
+
+// TestColumnsMatchSQLite keeps the YDB schema in step with its SQLite twin:
+// the same tables with the same column names (YDB adds only outbox.expire_at).
+func TestColumnsMatchSQLite(t *testing.T) {
+	ydbTables := schemaTables(t)
+	reSQLiteTable := regexp.MustCompile(`(?s)CREATE TABLE (\w+) \((.*?)\)\s*STRICT`)
+	files, err := fs.Glob(schema.SQLite, "sqlite/*.sql")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("SQLite migrations: %v %v", files, err)
+	}
+	seen := map[string]bool{}
+	for _, f := range files {
+		text, _ := fs.ReadFile(schema.SQLite, f)
+		for _, m := range reSQLiteTable.FindAllStringSubmatch(reComment.ReplaceAllString(string(text), ""), -1) {
+			name := m[1]
+			seen[name] = true
+			yt, ok := ydbTables[name]
+			if !ok {
+				t.Errorf("SQLite table %s has no YDB twin", name)
+				continue
+			}
+			want := map[string]bool{}
+			for _, part := range splitTop(m[2]) {
+				if f := strings.Fields(part); len(f) > 0 && f[0] != "PRIMARY" {
+					want[f[0]] = true
+				}
+			}
+			if name == "outbox" {
+				want["expire_at"] = true
+			}
+			for c := range want {
+				if _, ok := yt.columns[c]; !ok {
+					t.Errorf("%s.%s exists in SQLite but not in YDB", name, c)
+				}
+			}
+			for c := range yt.columns {
+				if !want[c] {
+					t.Errorf("%s.%s exists in YDB but not in SQLite", name, c)
+				}
+			}
+		}
+	}
+	for name := range ydbTables {
+		if !seen[name] && name != "schema_migrations" {
+			t.Errorf("YDB table %s has no SQLite twin", name)
+		}
+	}
+}
+
+// packageQueries returns every package-level const whose name starts with
+// "yql", evaluated from the package's (non-test) source: the queries a
+// reviewer reads are exactly the ones checked here.
+func packageQueries(t *testing.T) map[string]string {
+	t.Helper()
+	fset := token.NewFileSet()
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	exprs := map[string]ast.Expr{}
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		af, err := parser.ParseFile(fset, f, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range af.Decls {
+			if gd, ok := d.(*ast.GenDecl); ok && gd.Tok == token.CONST {
+				for _, sp := range gd.Specs {
+					vs := sp.(*ast.ValueSpec)
+					for i, n := range vs.Names {
+						if i < len(vs.Values) {
+							exprs[n.Name] = vs.Values[i]
+						}
+					}
+				}
+			}
+		}
+	}
+	var eval func(ast.Expr) (string, bool)
+	eval = func(e ast.Expr) (string, bool) {
+		switch e := e.(type) {
+		case *ast.BasicLit:
+			if e.Kind != token.STRING {
+				return "", false
+			}
+			s, err := strconv.Unquote(e.Value)
+			return s, err == nil
+		case *ast.Ident:
+			if x, ok := exprs[e.Name]; ok {
+				return eval(x)
+			}
+		case *ast.ParenExpr:
+			return eval(e.X)
+		case *ast.BinaryExpr:
+			if e.Op == token.ADD {
+				a, ok1 := eval(e.X)
+				b, ok2 := eval(e.Y)
+				return a + b, ok1 && ok2
+			}
+		}
+		return "", false
+	}
+	out := map[string]string{}
+	for name, e := range exprs {
+		if strings.HasPrefix(name, "yql") {
+			s, ok := eval(e)
+			if !ok {
+				t.Fatalf("const %s is not a plain string concatenation", name)
+			}
+			out[name] = s
+		}
+	}
+	if len(out) < 40 {
+		t.Fatalf("found only %d yql consts", len(out))
+	}
+	return out
+}

@@ -1,0 +1,135 @@
+// Package ydbstore is the YDB adapter of the store port (package store), on
+// ydb-go-sdk/v3's query service. It is ordersaga's production store; it
+// must pass the same conformance suite (package storetest) as the SQLite
+// adapter whenever a YDB server is reachable (see README.md).
+//
+// One driver per function instance: a function opens the store once at
+// cold start (package app keeps it for the instance's lifetime) and shares
+// it between invocations; the driver holds the gRPC connections, discovery
+// and the session pool, and is safe for concurrent use.
+//
+// Transactions: InTx runs its closure in a serializable read-write
+// transaction through db.Query().DoTx, whose retryer runs the closure again
+// (up to Config.MaxAttempts times) after ABORTED (optimistic-lock conflicts,
+// "transaction locks invalidated"), UNAVAILABLE, OVERLOADED, BAD_SESSION and
+// SESSION_BUSY. View runs a snapshot read-only transaction the same way (and
+// also retries UNDETERMINED and SESSION_EXPIRED, reads being idempotent).
+//
+// Writes: Insert* first reads the primary key and returns Conflict if the
+// row exists, then INSERTs. The read keeps the transaction usable after a
+// Conflict (a failed YQL statement aborts the whole YDB transaction, but
+// use cases may continue after a duplicate), and the serializable read lock
+// turns a concurrent insert of the same key into ABORTED, which is retried
+// and then sees the row. The INSERT stays the final guard: its
+// PRECONDITION_FAILED is mapped to Conflict by status code. Update* (and
+// PutStock) read the stored version, compare it with the expected one
+// (NotFound / Conflict), then UPSERT the whole row, all inside the same
+// serializable transaction. The adapter never bumps versions itself.
+//
+// Every query is a named const beginning with "yql", in the file of its
+// table (orders.go, idempotency.go, ...), with DECLAREd parameters bound
+// through ydb.ParamsBuilder; no value is ever formatted into YQL text.
+//
+// Types: keys Utf8, integers Int64, times Optional<Timestamp> with NULL for
+// the zero time.Time (times come back in UTC, truncated to the microsecond;
+// non-zero times outside 1970..2105 are Invalid), encoded lists and maps
+// Json, opaque payloads String (see schema/ydb/0001_orders.sql).
+package ydbstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/ydb-platform/ydb-go-sdk/v3"
+	"github.com/ydb-platform/ydb-go-sdk/v3/query"
+
+	"ordersaga/shared/apperr"
+	"ordersaga/shared/store"
+)
+
+var _ store.Store = (*Store)(nil)
+
+// closeTimeout bounds Close.
+const closeTimeout = 10 * time.Second
+
+// Store is the YDB store. It is safe for concurrent use.
+type Store struct {
+	db  *ydb.Driver
+	cfg Config
+}
+
+// Open validates cfg, connects to the database and returns the store. It
+// does not create or migrate tables (see Migrate and scripts/migrate).
+// Errors: Invalid for a bad configuration; Transient when the database
+// cannot be reached within cfg.DialTimeout; Internal otherwise.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	db, err := ydb.Open(ctx, cfg.ConnectionString, cfg.driverOptions()...)
+	if err != nil {
+		return nil, classify(ctx, err, "ydbstore: open %s", redactDSN(cfg.ConnectionString))
+	}
+	return &Store{db: db, cfg: cfg}, nil
+}
+
+// Close closes the driver; transactions still running fail.
+func (s *Store) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), closeTimeout)
+	defer cancel()
+	if err := s.db.Close(ctx); err != nil {
+		return apperr.Wrap(apperr.Internal, err, "ydbstore: close")
+	}
+	return nil
+}
+
+// InTx implements store.Store: fn runs in a serializable read-write
+// transaction, committed if fn returns nil. On a retryable status (from a
+// statement inside fn or from the commit) the transaction is rolled back and
+// fn runs again, up to Config.MaxAttempts times or until ctx ends, then
+// InTx returns Transient. An error of fn's own comes back unchanged after
+// rollback. Pass a ctx with a deadline.
+func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context, tx store.Tx) error) error {
+	if s.cfg.OnTx != nil {
+		s.cfg.OnTx(false)
+	}
+	return s.run(ctx, false, fn)
+}
+
+// View implements store.Store: fn runs in a snapshot read-only transaction
+// (one consistent snapshot for all its reads); writes inside fn fail
+// (Internal).
+func (s *Store) View(ctx context.Context, fn func(ctx context.Context, tx store.Tx) error) error {
+	if s.cfg.OnTx != nil {
+		s.cfg.OnTx(true)
+	}
+	return s.run(ctx, true, fn)
+}
+
+// run executes fn through DoTx. It keeps no state between attempts except
+// the closure's last error, so a rerun of fn sees a fresh transaction.
+func (s *Store) run(ctx context.Context, readOnly bool, fn func(context.Context, store.Tx) error) error {
+	settings := query.TxSettings(query.WithSerializableReadWrite())
+	if readOnly {
+		settings = query.TxSettings(query.WithSnapshotReadOnly())
+	}
+	opts := []query.DoTxOption{
+		query.WithTxSettings(settings),
+		query.WithRetryBudget(newAttemptBudget(s.cfg.MaxAttempts)),
+	}
+	if readOnly {
+		// Only reads: rerunning after an unknown outcome is harmless.
+		opts = append(opts, query.WithIdempotent())
+	}
+	var fnErr error
+	err := s.db.Query().DoTx(ctx, func(ctx context.Context, qtx query.TxActor) error {
+		fnErr = fn(ctx, &tx{c: sdkConn{tx: qtx}, cfg: &s.cfg})
+		return fnErr
+	}, opts...)
+	what := "ydbstore: transaction"
+	if readOnly {
+		what = "ydbstore: read transaction"
+	}
+	return txResult(ctx, err, fnErr, readOnly, what)
+}
