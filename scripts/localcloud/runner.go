@@ -260,5 +260,10 @@ func (rt *runner) metrics(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.WriteString(w, "# metrics are not wired yet\n")
 }
 
-// seed loads the demo data (see README) once; it is idempotent.
-func (rt *runner) seed(ctx context.Context) error { return nil }
+// DemoStock is the demo data the local runner seeds (see README): five SKUs
+// with stock 100 and one that is out of stock.
+var DemoStock = map[string]int64{"sku-1": 100, "sku-2": 100, "sku-3": 100, "sku-4": 100, "sku-5": 100, "sku-out": 0}
+
+// seed loads the demo data; it only sets SKUs that do not exist yet, so
+// restarting the runner keeps the stock it has.
+func (rt *runner) seed(ctx context.Context) error { return rt.app.Stock.Seed(ctx, DemoStock) }

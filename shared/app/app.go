@@ -18,11 +18,15 @@ import (
 	"ordersaga/shared/config"
 	"ordersaga/shared/httpapi"
 	"ordersaga/shared/identity"
+	"ordersaga/shared/orchestrator"
 	"ordersaga/shared/orders"
 	"ordersaga/shared/outbox"
+	"ordersaga/shared/payments"
+	"ordersaga/shared/paymentsim"
 	"ordersaga/shared/queue"
 	"ordersaga/shared/relay"
 	"ordersaga/shared/resilience"
+	"ordersaga/shared/stock"
 	"ordersaga/shared/store"
 	"ordersaga/shared/triggers"
 	"ordersaga/shared/yc"
@@ -39,6 +43,15 @@ type App struct {
 	HTTP   http.Handler
 	Now    func() time.Time
 	NewID  func() string
+
+	Stock         *stock.Service
+	Payments      *payments.Service
+	PaymentSim    *paymentsim.Sim // nil when an external provider is configured
+	PaymentPolicy *resilience.Policy
+	Advancer      *orchestrator.Advancer
+	Recovery      *orchestrator.Recovery
+
+	hooks hooks
 
 	closers []func() error
 }
@@ -108,6 +121,7 @@ func New(ctx context.Context, cfg config.Config, opt Options) (*App, error) {
 		Store: a.Store, Dispatcher: a.Relay, Shards: cfg.Relay.Shards,
 		Now: a.Now, NewID: a.NewID, Log: a.Log,
 	}
+	a.wireSaga(cfg, owner)
 	auth, err := authenticator(cfg)
 	if err != nil {
 		_ = a.Close()

@@ -42,8 +42,10 @@ type Func func(ctx context.Context, a *app.App, raw []byte) (any, error)
 
 // Registry maps function names (the folders under functions/) to their bodies.
 var Registry = map[string]Func{
-	"orderapi":    func(ctx context.Context, a *app.App, raw []byte) (any, error) { return OrderAPI(ctx, a, raw) },
-	"outboxrelay": func(ctx context.Context, a *app.App, raw []byte) (any, error) { return OutboxRelay(ctx, a, raw) },
+	"orderapi":     func(ctx context.Context, a *app.App, raw []byte) (any, error) { return OrderAPI(ctx, a, raw) },
+	"outboxrelay":  func(ctx context.Context, a *app.App, raw []byte) (any, error) { return OutboxRelay(ctx, a, raw) },
+	"sagaadvancer": SagaAdvancer,
+	"sagarecovery": SagaRecovery,
 }
 
 // OrderAPI serves one API Gateway HTTP invocation (payload format 1.0).

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"io"
+	"log/slog"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -77,7 +79,7 @@ func newFixture(t *testing.T) *fixture {
 	f.svc = &Service{
 		Store: s, Queue: q, QueueURLs: map[string]string{srcName: f.srcURL, dlqName: f.dlqURL},
 		DLQs: map[string]string{dlqName: srcName}, LoopLimit: 2, MaxPerCall: 50, MaxRate: 20,
-		Now: f.clock.Now, NewID: f.newID, Sleep: f.sleep,
+		Now: f.clock.Now, NewID: f.newID, Sleep: f.sleep, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
 	return f
 }

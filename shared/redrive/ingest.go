@@ -98,8 +98,8 @@ func (s *Service) ingestOne(ctx context.Context, dlqName, source string, m queue
 			return err
 		}
 		d, err := dlq.Record(ctx, tx, s.queueDeadLetter(id, ref, dlqName, source, m, now), s.loopLimit())
-		if err == nil {
-			recorded = &d
+		if err == nil && (existing.ID == "" || d.Version != existing.Version) {
+			recorded = &d // a new failure (not a repeat)
 		}
 		return err
 	})

@@ -135,7 +135,7 @@ func normalizeSelection(sel Selection, lim limits) (Selection, []apperr.FieldErr
 	case byFilter && sel.All:
 		bad("/all", "\"all\" cannot be combined with a filter")
 	case !byIDs && !byFilter && !sel.All:
-		bad("/ids", "give ids, or a filter, or \"all\": true (a redrive never selects everything by default)")
+		bad("/ids", "give ids, or a filter, or \"all\": true (a redrive never selects everything by default; a source alone counts as everything of that source)")
 	}
 	if byIDs {
 		fields = append(fields, checkIDs(sel.IDs, "/ids", true)...)

@@ -13,7 +13,7 @@ var (
 	reTableRef  = regexp.MustCompile(`\b(?:FROM|INTO)\s+(\w+)(\s*\()?`)
 	reView      = regexp.MustCompile(`\bFROM (\w+) VIEW (\w+)`)
 	reWriteCols = regexp.MustCompile(`\b(?:INSERT|UPSERT) INTO (\w+) \(([^)]*)\)`)
-	reSelect    = regexp.MustCompile(`(?s)\bSELECT (.*?) FROM (\w+)`)
+	reSelect    = regexp.MustCompile(`(?s)\bSELECT\s+(.*?)\s+FROM\s+(\w+)`)
 	reIdent     = regexp.MustCompile("^`?(\\w+)`?$")
 	// A keyword-named column written without backquotes.
 	reBareKeyword = regexp.MustCompile("(?:^|[^`'\\w$])(type|data|error|source|queue|action|at|consumer|count)(?:[^`'\\w]|$)")

@@ -26,7 +26,7 @@ type table struct {
 }
 
 var (
-	reCreate  = regexp.MustCompile(`(?s)^CREATE TABLE IF NOT EXISTS (\w+) \((.*)\)\s*(?:WITH \((.*)\))?;?$`)
+	reCreate  = regexp.MustCompile(`(?s)^CREATE TABLE IF NOT EXISTS (\w+) \((.*?)\)\s*(?:WITH \((.*)\))?;?$`)
 	reIndex   = regexp.MustCompile(`^INDEX (\w+) GLOBAL SYNC ON \(([^)]*)\)$`)
 	rePK      = regexp.MustCompile(`^PRIMARY KEY \(([^)]*)\)$`)
 	reColumn  = regexp.MustCompile("^`?(\\w+)`?\\s+(\\w+)( NOT NULL)?$")

@@ -135,6 +135,9 @@ func (t *tx) get(ctx context.Context, what, yql string, ps *paramList, scan func
 // own PRECONDITION_FAILED (a race the serializable read makes unlikely) is
 // classified as Conflict too.
 func (t *tx) insert(ctx context.Context, what, existsYQL string, keyPs *paramList, insertYQL string, ps *paramList) error {
+	if ps.err != nil { // a value YDB cannot store fails before any statement runs
+		return ps.err
+	}
 	found, err := t.row(ctx, "check "+what, existsYQL, keyPs, func(query.Row) error { return nil })
 	if err != nil {
 		return err
@@ -150,6 +153,9 @@ func (t *tx) insert(ctx context.Context, what, existsYQL string, keyPs *paramLis
 // version expected (else Conflict); then upsertYQL overwrites the row.
 func (t *tx) updateVersioned(ctx context.Context, what string, expected int64,
 	versionYQL string, keyPs *paramList, upsertYQL string, ps *paramList) error {
+	if ps.err != nil {
+		return ps.err
+	}
 	var version int64
 	found, err := t.row(ctx, "read version of "+what, versionYQL, keyPs, func(r query.Row) error {
 		return r.ScanNamed(query.Named("version", &version))

@@ -1,0 +1,22 @@
+// Package main is the sagaadvancer cloud function: the Message Queue trigger
+// on saga-commands fires it with a batch; each message advances its saga by
+// exactly one step or compensation. Entry point: index.Handler.
+package main
+
+import (
+	"context"
+
+	"ordersaga/shared/app"
+	"ordersaga/shared/handlers"
+)
+
+// Handler handles one trigger batch. An error returns the whole batch to the
+// queue (see handlers.SagaAdvancer for when that happens). interface{} rather
+// than any: this file is compiled with Go 1.16 rules in the deployment zip.
+func Handler(ctx context.Context, event []byte) (interface{}, error) {
+	a, err := app.Instance()
+	if err != nil {
+		return nil, err
+	}
+	return handlers.SagaAdvancer(ctx, a, event)
+}

@@ -1,0 +1,21 @@
+// Package main is the sagarecovery cloud function: a timer fires it; it
+// re-drives stuck sagas, releases stale idempotency keys, reconciles orders
+// with finished sagas and trims the outbox. Entry point: index.Handler.
+package main
+
+import (
+	"context"
+
+	"ordersaga/shared/app"
+	"ordersaga/shared/handlers"
+)
+
+// Handler handles one timer trigger event (interface{}: Go 1.16 rules apply
+// to this file in the deployment zip).
+func Handler(ctx context.Context, event []byte) (interface{}, error) {
+	a, err := app.Instance()
+	if err != nil {
+		return nil, err
+	}
+	return handlers.SagaRecovery(ctx, a, event)
+}

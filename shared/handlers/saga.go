@@ -1,0 +1,89 @@
+package handlers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"ordersaga/shared/app"
+	"ordersaga/shared/orchestrator"
+	"ordersaga/shared/outbox"
+	"ordersaga/shared/store"
+	"ordersaga/shared/yc"
+)
+
+// AdvancerReport is the sagaadvancer function's result.
+type AdvancerReport struct {
+	Messages int                   `json:"messages"`
+	Results  []orchestrator.Result `json:"results"`
+	Failed   int                   `json:"failed"`
+}
+
+// SagaAdvancer handles one Message Queue trigger batch: each message advances
+// its saga by one step.
+//
+// What makes it fail (and so return the WHOLE batch to the queue after the
+// visibility timeout, and after max_receive_count move it to the DLQ): only
+// an error from the store or an injected crash — something a retry can fix.
+// Everything else is acknowledged: stale, duplicate, busy, unknown-saga and
+// finished-saga messages are harmless by design, and a malformed command can
+// never succeed, so it is acknowledged and counted (the advancer logs it with
+// its message id). Because the batch is retried as a whole, every other
+// message in it runs again; the inbox and the saga token make that harmless.
+func SagaAdvancer(ctx context.Context, a *app.App, raw []byte) (any, error) {
+	ev, err := yc.DecodeQueue(raw)
+	if err != nil {
+		return Report(err), nil
+	}
+	rep := AdvancerReport{Messages: len(ev.Messages), Results: make([]orchestrator.Result, 0, len(ev.Messages))}
+	var errs []error
+	for _, m := range ev.Messages {
+		eventID := m.MessageAttributes[outbox.AttrEventID]
+		if eventID == "" {
+			eventID = m.MessageID
+		}
+		rc, _ := strconv.Atoi(m.Attributes["ApproximateReceiveCount"])
+		res, err := a.Advancer.Handle(ctx, orchestrator.Message{
+			EventID: eventID, Body: []byte(m.Body), Attributes: m.MessageAttributes, ReceiveCount: rc,
+		})
+		if err != nil {
+			rep.Failed++
+			errs = append(errs, fmt.Errorf("message %s: %w", m.MessageID, err))
+		}
+		rep.Results = append(rep.Results, res)
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	return rep, nil
+}
+
+// RecoveryReport is the sagarecovery function's result.
+type RecoveryReport struct {
+	orchestrator.Report
+	OutboxPurged int `json:"outbox_purged"`
+}
+
+// SagaRecovery handles one timer firing: re-drive stuck sagas, release stale
+// keys, reconcile orders, and delete published outbox rows past retention.
+func SagaRecovery(ctx context.Context, a *app.App, raw []byte) (any, error) {
+	if _, err := yc.DecodeTimer(raw); err != nil {
+		return Report(err), nil
+	}
+	rep, err := a.Recovery.Run(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := RecoveryReport{Report: rep}
+	cutoff := a.Now().Add(-a.Config.Relay.Retention)
+	err = a.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		n, err := tx.DeletePublishedOutbox(ctx, cutoff, 1000)
+		out.OutboxPurged = n
+		return err
+	})
+	if err != nil {
+		a.Log.Warn("outbox retention cleanup failed", "error", err)
+	}
+	return out, nil
+}
