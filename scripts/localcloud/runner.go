@@ -254,10 +254,14 @@ func itoa(n int64) string {
 	return string(b)
 }
 
-// metrics is filled in by the observability work; until then it says so.
+// metrics serves the Prometheus exposition (ORDERSAGA_METRICS=prometheus,
+// the local runner's default).
 func (rt *runner) metrics(w http.ResponseWriter, r *http.Request) {
-	w.Header().Set("Content-Type", "text/plain; version=0.0.4")
-	_, _ = io.WriteString(w, "# metrics are not wired yet\n")
+	if rt.app.MetricsHandler == nil {
+		http.Error(w, "metrics are disabled: set ORDERSAGA_METRICS=prometheus", http.StatusNotFound)
+		return
+	}
+	rt.app.MetricsHandler.ServeHTTP(w, r)
 }
 
 // DemoStock is the demo data the local runner seeds (see README): five SKUs

@@ -18,6 +18,7 @@ import (
 	"ordersaga/shared/config"
 	"ordersaga/shared/httpapi"
 	"ordersaga/shared/identity"
+	"ordersaga/shared/metrics"
 	"ordersaga/shared/orchestrator"
 	"ordersaga/shared/orders"
 	"ordersaga/shared/outbox"
@@ -50,6 +51,11 @@ type App struct {
 	PaymentPolicy *resilience.Policy
 	Advancer      *orchestrator.Advancer
 	Recovery      *orchestrator.Recovery
+
+	// Metrics records the metric catalogue of package metrics; MetricsHandler
+	// serves GET /metrics when the recorder is Prometheus (nil otherwise).
+	Metrics        metrics.Recorder
+	MetricsHandler http.Handler
 
 	hooks hooks
 
@@ -90,6 +96,10 @@ func New(ctx context.Context, cfg config.Config, opt Options) (*App, error) {
 		owner = "instance-" + a.NewID()[:8]
 	}
 	var err error
+	if a.Metrics, a.MetricsHandler, err = openMetrics(cfg, a); err != nil {
+		return nil, err
+	}
+	a.hooks = hooks{m: a.Metrics}
 	if a.Store = opt.Store; a.Store == nil {
 		if a.Store, err = openStore(ctx, cfg, a.Now, opt.OnTx); err != nil {
 			return nil, err
@@ -117,9 +127,10 @@ func New(ctx context.Context, cfg config.Config, opt Options) (*App, error) {
 		Backoff: resilience.Backoff{Base: cfg.Relay.BackoffBase, Cap: cfg.Relay.BackoffCap},
 		Now:     a.Now, NewID: a.NewID, Log: a.Log,
 	}
+	a.hooks.relayHooks(a.Relay)
 	a.Orders = &orders.Service{
 		Store: a.Store, Dispatcher: a.Relay, Shards: cfg.Relay.Shards,
-		Now: a.Now, NewID: a.NewID, Log: a.Log,
+		Now: a.Now, NewID: a.NewID, Log: a.Log, OnIdempotency: a.hooks.idempotency,
 	}
 	a.wireSaga(cfg, owner)
 	auth, err := authenticator(cfg)
@@ -130,6 +141,7 @@ func New(ctx context.Context, cfg config.Config, opt Options) (*App, error) {
 	a.HTTP = httpapi.NewHandler(httpapi.Deps{
 		Orders: a.Orders, Auth: auth, Log: a.Log,
 		RequestID: func(r *http.Request) string { return yc.RequestID(r.Context()) },
+		OnRequest: a.hooks.httpRequest,
 	})
 	return a, nil
 }
@@ -202,3 +214,9 @@ func (a *App) EnsureQueues(ctx context.Context, qs []triggers.Queue) error {
 	}
 	return nil
 }
+
+// RecordRelay records the outbox gauges of a relay run.
+func (a *App) RecordRelay(rep relay.Report) { a.hooks.backlog(rep) }
+
+// RecordRecovery records the counters of a recovery run.
+func (a *App) RecordRecovery(rep orchestrator.Report) { a.hooks.recovery(rep) }

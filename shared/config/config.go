@@ -50,6 +50,7 @@ type Config struct {
 
 	Payment Payment
 
+	Function   string // ORDERSAGA_FUNCTION: this function\'s name (metrics label)
 	LogLevel   string // ORDERSAGA_LOG_LEVEL: debug | info | warn | error
 	Metrics    string // ORDERSAGA_METRICS: none | prometheus | monitoring
 	Monitoring Monitoring
@@ -148,7 +149,7 @@ func Default() Config {
 		Redrive:  Redrive{MaxPerCall: 1000, LoopLimit: 3, MaxRate: 100},
 		Payment: Payment{Timeout: 2 * time.Second, MaxConcurrent: 16, BreakerThreshold: 5, BreakerOpenFor: 10 * time.Second,
 			DeclineAbove: 1_000_000},
-		LogLevel: "info", Metrics: "none",
+		Function: "local", LogLevel: "info", Metrics: "none",
 		Monitoring: Monitoring{Endpoint: "https://monitoring.api.cloud.yandex.net/monitoring/v2/data/write"},
 	}
 }
@@ -201,6 +202,7 @@ func Load(getenv Getenv) (Config, error) {
 	r.int64("PAYMENT_DECLINE_ABOVE_MINOR", &c.Payment.DeclineAbove)
 	r.float("PAYMENT_FAILURE_RATE", &c.Payment.FailureRate)
 	r.dur("PAYMENT_LATENCY", &c.Payment.Latency)
+	r.str("ORDERSAGA_FUNCTION", &c.Function)
 	r.str("ORDERSAGA_LOG_LEVEL", &c.LogLevel)
 	r.str("ORDERSAGA_METRICS", &c.Metrics)
 	r.str("MONITORING_FOLDER_ID", &c.Monitoring.FolderID)

@@ -37,8 +37,9 @@ func (d deployment) functionRefs(t *testing.T) (map[string]string, []string) {
 		}
 		hasZip := false
 		for _, c := range b.Body.Blocks {
-			_, hasZip = c.Body.Attributes["zip_filename"]
-			hasZip = hasZip && c.Type == "content"
+			if _, ok := c.Body.Attributes["zip_filename"]; ok && c.Type == "content" {
+				hasZip = true
+			}
 		}
 		if !hasZip {
 			problems = append(problems, where+": no content { zip_filename } (the zip from scripts/package)")

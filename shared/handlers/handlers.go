@@ -40,12 +40,28 @@ func Report(err error) ErrorReport {
 // Func is the shape every function body has.
 type Func func(ctx context.Context, a *app.App, raw []byte) (any, error)
 
-// Registry maps function names (the folders under functions/) to their bodies.
+// Registry maps function names (the folders under functions/) to their
+// bodies. Each is wrapped so that the invocation's metrics are flushed
+// (pushed to Yandex Monitoring) before it returns.
 var Registry = map[string]Func{
 	"orderapi":     func(ctx context.Context, a *app.App, raw []byte) (any, error) { return OrderAPI(ctx, a, raw) },
 	"outboxrelay":  func(ctx context.Context, a *app.App, raw []byte) (any, error) { return OutboxRelay(ctx, a, raw) },
 	"sagaadvancer": SagaAdvancer,
 	"sagarecovery": SagaRecovery,
+}
+
+func init() {
+	for name, fn := range Registry {
+		Registry[name] = flushing(fn)
+	}
+}
+
+// flushing pushes the invocation's metrics after fn, whatever its outcome.
+func flushing(fn Func) Func {
+	return func(ctx context.Context, a *app.App, raw []byte) (any, error) {
+		defer a.FlushMetrics(ctx)
+		return fn(ctx, a, raw)
+	}
 }
 
 // OrderAPI serves one API Gateway HTTP invocation (payload format 1.0).
@@ -67,6 +83,7 @@ func OutboxRelay(ctx context.Context, a *app.App, raw []byte) (any, error) {
 	}
 	budget := yc.WorkBudget(ctx, a.Now(), 5*time.Second, a.Config.Relay.Budget)
 	rep, err := a.Relay.Run(ctx, budget)
+	a.RecordRelay(rep)
 	if err != nil {
 		// Returning the error marks the invocation failed (visible in
 		// monitoring); the rows stay pending and the next firing retries.

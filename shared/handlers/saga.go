@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"ordersaga/shared/app"
+	"ordersaga/shared/metrics"
 	"ordersaga/shared/orchestrator"
 	"ordersaga/shared/outbox"
 	"ordersaga/shared/store"
@@ -37,6 +38,7 @@ func SagaAdvancer(ctx context.Context, a *app.App, raw []byte) (any, error) {
 		return Report(err), nil
 	}
 	rep := AdvancerReport{Messages: len(ev.Messages), Results: make([]orchestrator.Result, 0, len(ev.Messages))}
+	a.Metrics.Add(metrics.QueueReceives, float64(len(ev.Messages)), "queue", "saga-commands")
 	var errs []error
 	for _, m := range ev.Messages {
 		eventID := m.MessageAttributes[outbox.AttrEventID]
@@ -75,6 +77,7 @@ func SagaRecovery(ctx context.Context, a *app.App, raw []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	a.RecordRecovery(rep)
 	out := RecoveryReport{Report: rep}
 	cutoff := a.Now().Add(-a.Config.Relay.Retention)
 	err = a.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {

@@ -8,6 +8,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"time"
 
 	"ordersaga/shared/apperr"
 	"ordersaga/shared/idempotency"
@@ -31,8 +32,8 @@ type Deps struct {
 	Log    *slog.Logger
 	// Admin mounts the /admin routes when set.
 	Admin http.Handler
-	// OnRequest observes every request: route pattern and status.
-	OnRequest func(route string, status int)
+	// OnRequest observes every request: route pattern, status and duration.
+	OnRequest func(route string, status int, took time.Duration)
 	// RequestID returns the platform request id for correlation ("" if none).
 	RequestID func(r *http.Request) string
 }
@@ -80,6 +81,7 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 func (h *handler) wrap(rt *Router) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rec := &statusRecorder{ResponseWriter: w}
+		start := time.Now()
 		target, pattern, allowed := rt.Match(r)
 		defer func() {
 			if p := recover(); p != nil {
@@ -93,7 +95,7 @@ func (h *handler) wrap(rt *Router) http.Handler {
 				if route == "" {
 					route = "unmatched"
 				}
-				h.d.OnRequest(route, rec.status)
+				h.d.OnRequest(route, rec.status, time.Since(start))
 			}
 		}()
 		switch {

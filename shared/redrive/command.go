@@ -98,7 +98,8 @@ func decodeCommand(raw []byte, lim limits) (Command, error) {
 	}
 	members, perr := parseObject(raw, "")
 	if perr != nil {
-		return Command{}, apperr.Invalidf([]apperr.FieldError{*perr}, "invalid command: %s %s", perr.Pointer, perr.Detail)
+		fields := []apperr.FieldError{*perr}
+		return Command{}, apperr.Invalidf(fields, "invalid command: %s", summarize(fields))
 	}
 	var c Command
 	var errs fieldErrs
@@ -140,9 +141,8 @@ func decodeField(c *Command, m member, errs *fieldErrs, lim limits) {
 	case "cursor":
 		c.Cursor, _ = errs.str(ptr, m.raw)
 	case "ids":
-		c.IDs, _ = errs.strings(ptr, m.raw)
-		if c.IDs == nil {
-			c.IDs = []string{} // present: checked as given
+		if ids, ok := errs.strings(ptr, m.raw); ok {
+			c.IDs = ids // non-nil even when empty: present, checked as given
 		}
 	case "filter":
 		c.Filter = decodeFilter(m.raw, errs)

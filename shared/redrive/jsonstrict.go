@@ -23,11 +23,7 @@ type member struct {
 // the last one). ptr is the object's JSON pointer, for error messages.
 func parseObject(data []byte, ptr string) ([]member, *apperr.FieldError) {
 	bad := func(detail string) *apperr.FieldError {
-		p := ptr
-		if p == "" {
-			p = "/"
-		}
-		return &apperr.FieldError{Pointer: p, Detail: detail}
+		return &apperr.FieldError{Pointer: ptr, Detail: detail} // "" is the whole document (RFC 6901)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	tok, err := dec.Token()

@@ -103,7 +103,11 @@ func summarize(fields []apperr.FieldError) string {
 			parts = append(parts, fmt.Sprintf("and %d more", len(fields)-show))
 			break
 		}
-		parts = append(parts, f.Pointer+" "+f.Detail)
+		ptr := f.Pointer
+		if ptr == "" {
+			ptr = "the command"
+		}
+		parts = append(parts, ptr+" "+f.Detail)
 	}
 	return strings.Join(parts, "; ")
 }

@@ -1,0 +1,353 @@
+package deploycheck
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"gopkg.in/yaml.v3"
+
+	"ordersaga/shared/triggers"
+)
+
+// load parses terraform/ and the local modules it calls.
+func load(t *testing.T) deployment {
+	t.Helper()
+	root := loadModule(t, filepath.Join(repoRoot, "terraform"))
+	mods, calls := childModules(t, root)
+	return deployment{Root: root, Mods: mods, Calls: calls}
+}
+
+func report(t *testing.T, problems []string) {
+	t.Helper()
+	for _, p := range problems {
+		t.Error(p)
+	}
+}
+
+func TestEveryFunctionFolderIsDeployed(t *testing.T) {
+	d := load(t)
+	refs, problems := d.functionRefs(t)
+	report(t, problems)
+	folders := functionFolders(t)
+	deployed := map[string][]string{}
+	for ref, name := range refs {
+		deployed[name] = append(deployed[name], ref)
+		if !folders[name] {
+			t.Errorf("%s deploys %q, which is not a folder under functions/", ref, name)
+		}
+	}
+	for name := range folders {
+		switch n := len(deployed[name]); {
+		case n == 0:
+			t.Errorf("functions/%s has no yandex_function in terraform/ (add a module \"%s\" block to functions.tf)", name, name)
+		case n > 1:
+			t.Errorf("functions/%s is deployed %d times: %v", name, n, deployed[name])
+		}
+	}
+}
+
+func TestTriggersNameFunctionsAndQueues(t *testing.T) {
+	tf, err := triggers.Load(filepath.Join(repoRoot, "triggers", "triggers.yaml"))
+	if err != nil {
+		t.Fatal(err) // includes: queue triggers and dead-letter queues name defined queues
+	}
+	folders := functionFolders(t)
+	queues := map[string]triggers.Queue{}
+	for _, q := range tf.Queues {
+		queues[q.Name] = q
+	}
+	d := load(t)
+	timeouts := numberMap(t, d.Root, "function_timeout_seconds")
+	for _, tm := range tf.Timers {
+		if !folders[tm.Function] {
+			t.Errorf("timer %s: function %q is not a folder under functions/", tm.Name, tm.Function)
+		}
+		if f := strings.Fields(tm.Cron); len(f) != 6 || (f[2] != "?") == (f[4] != "?") {
+			t.Errorf("timer %s: cron %q: want 6 fields (Min Hour DoM Mon DoW Year) with exactly one of DoM/DoW \"?\"", tm.Name, tm.Cron)
+		}
+	}
+	for _, qt := range tf.QueueTriggers {
+		if !folders[qt.Function] {
+			t.Errorf("queue trigger %s: function %q is not a folder under functions/", qt.Name, qt.Function)
+		}
+		limit, ok := timeouts[qt.Function]
+		if !ok {
+			t.Errorf("queue trigger %s: function_timeout_seconds has no %q", qt.Name, qt.Function)
+		}
+		if qt.VisibilityTimeoutSeconds < limit || queues[qt.Queue].VisibilityTimeoutSeconds < limit {
+			t.Errorf("queue trigger %s: visibility timeouts (trigger %ds, queue %s %ds) must be ≥ %s's execution timeout %ds",
+				qt.Name, qt.VisibilityTimeoutSeconds, qt.Queue, queues[qt.Queue].VisibilityTimeoutSeconds, qt.Function, limit)
+		}
+	}
+	for _, v := range []string{"function_timeout_seconds", "function_memory_mb"} {
+		if got, want := sortedKeys(numberMap(t, d.Root, v)), sortedKeys(folders); !equal(got, want) {
+			t.Errorf("variable %s has entries for %v, want one per function folder %v", v, got, want)
+		}
+	}
+	// Queues the Terraform code looks up by logical name must be in triggers.yaml.
+	for _, f := range d.Root.Files {
+		for _, m := range regexp.MustCompile(`local\.queue_(?:urls|arns)\["([^"]+)"\]`).FindAllSubmatch(f.Src, -1) {
+			if _, ok := queues[string(m[1])]; !ok {
+				t.Errorf("%s: queue %q is not defined in triggers.yaml", f.Path, m[1])
+			}
+		}
+	}
+}
+
+func TestAPIOperationsNameFunctions(t *testing.T) {
+	d := load(t)
+	refs, _ := d.functionRefs(t)
+	gws := d.Root.blocks("resource", "yandex_api_gateway")
+	if len(gws) != 1 {
+		t.Fatalf("want one yandex_api_gateway, found %d", len(gws))
+	}
+	vars, specPath := templateVars(t, gws[0], refs)
+	spec, err := os.ReadFile(filepath.Join(d.Root.Dir, specPath))
+	if err != nil {
+		t.Fatal(err)
+	}
+	report(t, checkSpec(spec, vars))
+}
+
+// templateVars reads the gateway's spec = templatefile(path, {...}) and maps
+// each template variable to the function folder it names ("" for others).
+func templateVars(t *testing.T, gw *hclsyntax.Block, refs map[string]string) (map[string]string, string) {
+	t.Helper()
+	a, ok := gw.Body.Attributes["spec"]
+	call, isCall := a.Expr.(*hclsyntax.FunctionCallExpr)
+	if !ok || !isCall || call.Name != "templatefile" || len(call.Args) != 2 {
+		t.Fatal(`yandex_api_gateway: spec must be templatefile("${path.module}/api/openapi.yaml", {...})`)
+	}
+	path := strings.TrimPrefix(sourceTemplateTail(t, call.Args[0]), "/")
+	obj, ok := call.Args[1].(*hclsyntax.ObjectConsExpr)
+	if !ok {
+		t.Fatal("templatefile's variables must be an object literal")
+	}
+	vars := map[string]string{}
+	for _, item := range obj.Items {
+		key := hcl.ExprAsKeyword(item.KeyExpr)
+		if key == "" {
+			t.Fatalf("templatefile variable at %s: key must be a bare name", item.KeyExpr.Range())
+		}
+		vars[key] = ""
+		for _, tr := range item.ValueExpr.Variables() {
+			s := steps(tr)
+			if len(s) >= 2 && (s[0] == "module" || s[0] == "yandex_function") {
+				vars[key] = refs[s[0]+"."+s[1]]
+				if vars[key] == "" {
+					t.Errorf("templatefile variable %s: %s is not a deployed function", key, strings.Join(s, "."))
+				}
+			}
+		}
+	}
+	return vars, path
+}
+
+// sourceTemplateTail returns the literal part of a "${path.module}/x/y" template.
+func sourceTemplateTail(t *testing.T, e hclsyntax.Expression) string {
+	t.Helper()
+	tmpl, ok := e.(*hclsyntax.TemplateExpr)
+	if !ok || len(tmpl.Parts) == 0 {
+		t.Fatalf("templatefile path at %s must be a string template", e.Range())
+	}
+	lit, ok := tmpl.Parts[len(tmpl.Parts)-1].(*hclsyntax.LiteralValueExpr)
+	if !ok {
+		t.Fatalf("templatefile path at %s must end in a literal path", e.Range())
+	}
+	return lit.Val.AsString()
+}
+
+var placeholder = regexp.MustCompile(`\$\{([^}]*)\}`)
+
+// checkSpec checks an OpenAPI document for API Gateway: every operation has
+// a cloud_functions integration (payload format 1.0, called with a service
+// account) whose function_id is a template variable naming a deployed
+// function; function authorizers too; every placeholder is provided.
+func checkSpec(spec []byte, vars map[string]string) []string {
+	var problems []string
+	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+	if bytes.Contains(spec, []byte("%{")) {
+		bad("openapi.yaml: %%{ is template syntax for templatefile(); escape it as %%%%{")
+	}
+	for _, m := range placeholder.FindAllSubmatch(spec, -1) {
+		if _, ok := vars[string(m[1])]; !ok {
+			bad("openapi.yaml: ${%s} is not passed by templatefile() in api.tf", m[1])
+		}
+	}
+	var doc struct {
+		Gateway    map[string]any            `yaml:"x-yc-apigateway"`
+		Paths      map[string]map[string]any `yaml:"paths"`
+		Components struct {
+			SecuritySchemes map[string]map[string]any `yaml:"securitySchemes"`
+		} `yaml:"components"`
+	}
+	if err := yaml.Unmarshal(spec, &doc); err != nil {
+		return append(problems, "openapi.yaml: "+err.Error())
+	}
+	function := func(where string, v any) {
+		s, _ := v.(string)
+		m := regexp.MustCompile(`^\$\{(\w+)\}$`).FindStringSubmatch(s)
+		if m == nil {
+			bad("%s: function_id %q must be one template variable such as ${orderapi_function_id}", where, s)
+		} else if vars[m[1]] == "" {
+			bad("%s: function_id ${%s} does not map to a deployed function in api.tf", where, m[1])
+		}
+	}
+	ops := 0
+	for path, item := range doc.Paths {
+		for method, v := range item {
+			if !isMethod(method) {
+				continue
+			}
+			ops++
+			where := strings.ToUpper(method) + " " + path
+			op, _ := v.(map[string]any)
+			integ, ok := op["x-yc-apigateway-integration"].(map[string]any)
+			if !ok {
+				bad("%s: no x-yc-apigateway-integration", where)
+				continue
+			}
+			if integ["type"] != "cloud_functions" {
+				continue
+			}
+			function(where, integ["function_id"])
+			if integ["payload_format_version"] != "1.0" {
+				bad("%s: payload_format_version %v, the handler decodes \"1.0\"", where, integ["payload_format_version"])
+			}
+			if integ["service_account_id"] == nil && doc.Gateway["service_account_id"] == nil {
+				bad("%s: no service_account_id: the gateway would call the function anonymously (it would have to be public)", where)
+			}
+		}
+	}
+	for name, scheme := range doc.Components.SecuritySchemes {
+		if auth, ok := scheme["x-yc-apigateway-authorizer"].(map[string]any); ok && auth["type"] == "function" {
+			function("securityScheme "+name, auth["function_id"])
+		}
+	}
+	if ops == 0 {
+		bad("openapi.yaml: no operations")
+	}
+	return problems
+}
+
+func isMethod(s string) bool {
+	switch s {
+	case "get", "put", "post", "delete", "options", "head", "patch", "trace", "x-yc-apigateway-any-method":
+		return true
+	}
+	return false
+}
+
+func TestNoFunctionIsPublic(t *testing.T) {
+	d := load(t)
+	report(t, publicGrants(d.Root))
+	for _, m := range d.Mods {
+		report(t, publicGrants(m))
+	}
+}
+
+func TestNoSecretInVariablesOrOutputs(t *testing.T) {
+	d := load(t)
+	report(t, secretVariables(t, d.Root))
+	report(t, d.secretOutputs(d.Root, sensitiveVariables(d.Root)))
+	for _, m := range d.Mods {
+		report(t, secretVariables(t, m))
+		report(t, d.secretOutputs(m, sensitiveVariables(m)))
+	}
+}
+
+// TestTerraformFilesAreFormatted checks the layout rules of `terraform fmt`
+// that can be checked without hclwrite (which needs github.com/google/go-cmp,
+// not in go.sum): two-space indentation, no tabs, no trailing blanks, one
+// final newline. Alignment of "=" is left to `terraform fmt -check`.
+func TestTerraformFilesAreFormatted(t *testing.T) {
+	d := load(t)
+	for _, m := range append([]tfModule{d.Root}, modulesOf(d)...) {
+		for _, f := range m.Files {
+			report(t, layoutProblems(f.Path, f.Src))
+		}
+	}
+}
+
+// layoutProblems reports the fmt layout rules src breaks.
+func layoutProblems(path string, src []byte) []string {
+	var problems []string
+	if !bytes.HasSuffix(src, []byte("\n")) || bytes.HasSuffix(src, []byte("\n\n")) {
+		problems = append(problems, path+": must end with exactly one newline")
+	}
+	heredoc := ""
+	for i, line := range strings.Split(string(src), "\n") {
+		if heredoc != "" {
+			if strings.TrimSpace(line) == heredoc {
+				heredoc = ""
+			}
+			continue
+		}
+		if m := regexp.MustCompile(`<<-?([A-Z_]+)$`).FindStringSubmatch(line); m != nil {
+			heredoc = m[1]
+		}
+		indent := len(line) - len(strings.TrimLeft(line, " "))
+		if strings.Contains(line, "\t") {
+			problems = append(problems, fmt.Sprintf("%s:%d: tab (terraform fmt indents with two spaces)", path, i+1))
+		}
+		if strings.TrimRight(line, " ") != line {
+			problems = append(problems, fmt.Sprintf("%s:%d: trailing blanks", path, i+1))
+		}
+		if indent%2 != 0 {
+			problems = append(problems, fmt.Sprintf("%s:%d: indentation is not a multiple of two spaces", path, i+1))
+		}
+	}
+	return problems
+}
+
+func modulesOf(d deployment) []tfModule {
+	var out []tfModule
+	for _, name := range sortedKeys(d.Mods) {
+		out = append(out, d.Mods[name])
+	}
+	return out
+}
+
+// numberMap evaluates the default of variable name (a map of numbers).
+func numberMap(t *testing.T, m tfModule, name string) map[string]int {
+	t.Helper()
+	vs := m.blocks("variable", name)
+	if len(vs) != 1 {
+		t.Fatalf("variable %s: found %d declarations", name, len(vs))
+	}
+	a, ok := vs[0].Body.Attributes["default"]
+	if !ok {
+		t.Fatalf("variable %s has no default", name)
+	}
+	v, diags := a.Expr.Value(nil)
+	if diags.HasErrors() || !v.CanIterateElements() {
+		t.Fatalf("variable %s: default must be a literal map", name)
+	}
+	out := map[string]int{}
+	for k, e := range v.AsValueMap() {
+		f, _ := e.AsBigFloat().Int64()
+		out[k] = int(f)
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func equal(a, b []string) bool {
+	return strings.Join(a, ",") == strings.Join(b, ",")
+}

@@ -1,0 +1,240 @@
+package handlers
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"ordersaga/shared/app"
+	"ordersaga/shared/config"
+	"ordersaga/shared/queue"
+	"ordersaga/shared/triggers"
+	"ordersaga/shared/yc"
+)
+
+// suite is the whole product in one process, as the local runner wires it:
+// the API behind a real HTTP server, the embedded queue, and the function
+// bodies invoked with the exact envelopes the triggers send.
+type suite struct {
+	t   *testing.T
+	app *app.App
+	srv *httptest.Server
+}
+
+func newSuite(t *testing.T, mutate func(*config.Config)) *suite {
+	t.Helper()
+	cfg := config.Default()
+	cfg.SQLitePath = filepath.Join(t.TempDir(), "e2e.db")
+	cfg.QueueSQLite = cfg.SQLitePath
+	cfg.LogLevel = "error"
+	cfg.Metrics = "prometheus"
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	a, err := app.New(context.Background(), cfg, app.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tf, err := triggers.Load("../../triggers/triggers.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.EnsureQueues(context.Background(), tf.Queues); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Stock.Seed(context.Background(), map[string]int64{"sku-1": 100, "sku-out": 0}); err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", a.MetricsHandler)
+	mux.Handle("/", a.HTTP)
+	s := &suite{t: t, app: a, srv: httptest.NewServer(mux)}
+	t.Cleanup(func() { s.srv.Close(); _ = a.Close() })
+	return s
+}
+
+func (s *suite) post(key, body string) map[string]any {
+	s.t.Helper()
+	req, _ := http.NewRequest("POST", s.srv.URL+"/orders", strings.NewReader(body))
+	req.Header.Set("Authorization", "Bearer dev-user")
+	req.Header.Set("Idempotency-Key", key)
+	req.Header.Set("Content-Type", "application/json")
+	return s.send(req, 201)
+}
+
+func (s *suite) get(path string) map[string]any {
+	s.t.Helper()
+	req, _ := http.NewRequest("GET", s.srv.URL+path, nil)
+	req.Header.Set("Authorization", "Bearer dev-user")
+	return s.send(req, 200)
+}
+
+func (s *suite) send(req *http.Request, want int) map[string]any {
+	s.t.Helper()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != want {
+		s.t.Fatalf("%s %s = %d: %s", req.Method, req.URL.Path, resp.StatusCode, b)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		s.t.Fatal(err)
+	}
+	return m
+}
+
+// pump behaves like the Message Queue trigger until the command queue is
+// empty: receive a batch, invoke sagaadvancer with the trigger envelope,
+// delete on success.
+func (s *suite) pump() {
+	s.t.Helper()
+	ctx := context.Background()
+	url := s.app.Config.QueueURLs.SagaCommands
+	for i := 0; i < 1000; i++ {
+		msgs, err := s.app.Queue.Receive(ctx, url, queue.ReceiveOptions{Max: 10, VisibilityTimeout: time.Minute})
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		if len(msgs) == 0 {
+			return
+		}
+		env := make([]yc.QueueMessage, len(msgs))
+		for j, m := range msgs {
+			env[j] = yc.QueueMessage{MessageID: m.MessageID, Body: m.Body, MessageAttributes: m.Attributes, CreatedAt: m.SentAt}
+		}
+		raw, err := yc.EncodeQueue("yrn:yc:ymq:ru-central1:test:saga-commands", env)
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		if _, err := Registry["sagaadvancer"](ctx, s.app, raw); err != nil {
+			s.t.Fatalf("sagaadvancer: %v", err)
+		}
+		for _, m := range msgs {
+			if err := s.app.Queue.Delete(ctx, url, m.ReceiptHandle); err != nil {
+				s.t.Fatal(err)
+			}
+		}
+	}
+	s.t.Fatal("the saga never went quiet")
+}
+
+func history(order map[string]any) []string {
+	var out []string
+	for _, h := range order["saga"].(map[string]any)["history"].([]any) {
+		e := h.(map[string]any)
+		out = append(out, e["step"].(string)+"/"+e["direction"].(string)+"/"+e["outcome"].(string))
+	}
+	return out
+}
+
+func TestOrderForStockedSKUIsConfirmed(t *testing.T) {
+	s := newSuite(t, nil)
+	o := s.post("e2e-1", `{"customer_id":"c-1","currency":"RUB","items":[{"sku":"sku-1","quantity":2,"unit_price_minor":1500}]}`)
+	s.pump()
+	got := s.get("/orders/" + o["id"].(string))
+	if got["status"] != "CONFIRMED" || got["saga"].(map[string]any)["state"] != "completed" {
+		t.Fatalf("order %v", got)
+	}
+	want := "create_order/forward/succeeded reserve_inventory/forward/succeeded process_payment/forward/succeeded confirm_order/forward/succeeded"
+	if h := strings.Join(history(got), " "); h != want {
+		t.Errorf("history %s", h)
+	}
+	corr := got["correlation"].(map[string]any)
+	if corr["idempotency_key"] != "e2e-1" || corr["order_id"] != o["id"] || corr["saga_id"] == "" {
+		t.Errorf("correlation %v", corr)
+	}
+	st, err := s.app.Stock.Get(context.Background(), "sku-1")
+	if err != nil || st.Available != 98 {
+		t.Errorf("stock %+v %v", st, err)
+	}
+}
+
+func TestOrderForMissingStockIsCancelledWithCompensations(t *testing.T) {
+	s := newSuite(t, nil)
+	o := s.post("e2e-2", `{"customer_id":"c-1","currency":"RUB","items":[{"sku":"sku-out","quantity":1,"unit_price_minor":100}]}`)
+	s.pump()
+	got := s.get("/orders/" + o["id"].(string))
+	if got["status"] != "CANCELLED" || got["saga"].(map[string]any)["state"] != "compensated" {
+		t.Fatalf("order %v", got)
+	}
+	want := "create_order/forward/succeeded reserve_inventory/forward/failed cancel_order/compensate/succeeded"
+	if h := strings.Join(history(got), " "); h != want {
+		t.Errorf("history %s", h)
+	}
+}
+
+func TestDeclinedPaymentReleasesStock(t *testing.T) {
+	s := newSuite(t, nil)
+	o := s.post("e2e-3", `{"customer_id":"c-1","currency":"RUB","items":[{"sku":"sku-1","quantity":1,"unit_price_minor":2000000}]}`)
+	s.pump()
+	got := s.get("/orders/" + o["id"].(string))
+	if got["status"] != "CANCELLED" {
+		t.Fatalf("order %v", got)
+	}
+	if st, _ := s.app.Stock.Get(context.Background(), "sku-1"); st.Available != 100 || st.Reserved != 0 {
+		t.Errorf("stock not released: %+v", st)
+	}
+}
+
+func TestMetricsAfterAnOrderCompletes(t *testing.T) {
+	s := newSuite(t, nil)
+	s.post("m-1", `{"customer_id":"c-1","currency":"RUB","items":[{"sku":"sku-1","quantity":1,"unit_price_minor":100}]}`)
+	s.post("m-1", `{"customer_id":"c-1","currency":"RUB","items":[{"sku":"sku-1","quantity":1,"unit_price_minor":100}]}`)
+	s.post("m-2", `{"customer_id":"c-1","currency":"RUB","items":[{"sku":"sku-out","quantity":1,"unit_price_minor":100}]}`)
+	s.pump()
+	if _, err := Registry["outboxrelay"](context.Background(), s.app, yc.EncodeTimer("t", "p", time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get(s.srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{
+		`idempotency_requests_total{outcome="new"} 2`,
+		`idempotency_requests_total{outcome="replayed"} 1`,
+		`http_requests_total{route="POST /orders",status="201"} 3`,
+		`saga_steps_total{direction="forward",status="succeeded",step="confirm_order"} 1`,
+		`saga_steps_total{direction="forward",status="failed",step="reserve_inventory"} 1`,
+		`compensations_total{status="succeeded",step="cancel_order"} 1`,
+		`saga_duration_seconds_count{outcome="completed",saga_type="create_order"} 1`,
+		`saga_duration_seconds_count{outcome="compensated",saga_type="create_order"} 1`,
+		`outbox_pending 0`,
+		`outbox_lag_seconds 0`,
+		`queue_receives_total{queue="saga-commands"}`,
+		`saga_messages_total{result="processed"}`,
+		`retries_total{operation="payment.charge",result="success"} 1`,
+	} {
+		if !bytes.Contains(b, []byte(want)) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
+	if t.Failed() {
+		t.Logf("metrics:\n%s", grep(b, "ordersaga|saga_|outbox|idempotency|http_requests_total|retries|compens"))
+	}
+}
+
+func grep(b []byte, words string) string {
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		for _, w := range strings.Split(words, "|") {
+			if strings.Contains(l, w) && !strings.HasPrefix(l, "#") {
+				out = append(out, l)
+				break
+			}
+		}
+	}
+	return strings.Join(out, "\n")
+}
