@@ -6,10 +6,12 @@
 --   * every other column is nullable (YDB's default), so a later
 --     ALTER TABLE ... ADD COLUMN never needs a default;
 --   * times are Timestamp (UTC, microseconds, 1970-01-01 .. 2105-12-31).
---     NULL stands for Go's zero time.Time, which Timestamp cannot hold: it
---     is "never" for expiries and leases and the earliest instant for
---     ordering, so queries spell out "x IS NULL OR x <= $now" and sort with
---     "(x IS NOT NULL), x" instead of relying on a NULL sort order;
+--     NULL stands for Go's zero time.Time, which Timestamp cannot hold. As
+--     in the SQLite twin the zero time is the earliest instant: an expiry
+--     that is NULL never expires (and TTL never deletes the row), a NULL
+--     lease is free, a NULL next attempt is due. Queries spell this out
+--     ("x IS NULL OR x <= $now") and sort with "(x IS NOT NULL), x" rather
+--     than rely on where YQL sorts NULLs;
 --   * lists and maps the adapter encodes itself (order items, saga data,
 --     metadata, reservation lines, dead-letter attrs and history) are Json:
 --     always valid JSON, readable with JSON_VALUE in ad-hoc YQL, and
@@ -20,7 +22,8 @@
 --   * integers are Int64 (money in minor units, counters, versions);
 --   * column names that are (or may be) YQL keywords are always written in
 --     backticks, here and in every query: `type`, `data`, `error`,
---     `source`, `queue`, `action`, `at`, `consumer`, `count`.
+--     `source`, `queue`, `action`, `at`, `consumer`, `count`; their query
+--     parameters are named $col_<name> (e.g. $col_type).
 CREATE TABLE IF NOT EXISTS orders (
     id              Utf8 NOT NULL,
     owner_id        Utf8,

@@ -52,10 +52,7 @@ func newSuite(t *testing.T, mutate func(*config.Config)) *suite {
 	if err := a.Stock.Seed(context.Background(), map[string]int64{"sku-1": 100, "sku-out": 0}); err != nil {
 		t.Fatal(err)
 	}
-	mux := http.NewServeMux()
-	mux.Handle("/metrics", a.MetricsHandler)
-	mux.Handle("/", a.HTTP)
-	s := &suite{t: t, app: a, srv: httptest.NewServer(mux)}
+	s := &suite{t: t, app: a, srv: newServer(a)}
 	t.Cleanup(func() { s.srv.Close(); _ = a.Close() })
 	return s
 }
@@ -237,4 +234,13 @@ func grep(b []byte, words string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+func newServer(a *app.App) *httptest.Server {
+	mux := http.NewServeMux()
+	if a.MetricsHandler != nil {
+		mux.Handle("/metrics", a.MetricsHandler)
+	}
+	mux.Handle("/", a.HTTP)
+	return httptest.NewServer(mux)
 }

@@ -161,7 +161,8 @@ func (h *handler) createOrder(w http.ResponseWriter, r *http.Request) {
 	if resp.Replayed {
 		w.Header().Set("Idempotent-Replayed", "true")
 	}
-	h.d.Log.Info("order accepted", "idempotency_key", key, "order_id", resp.OrderID, "replayed", resp.Replayed, "request_id", reqID)
+	h.d.Log.Info("order accepted", "idempotency_key", key, "order_id", resp.OrderID, "saga_id", resp.SagaID,
+		"replayed", resp.Replayed, "request_id", reqID, "caller", caller.Subject)
 	writeRaw(w, resp.Status, resp.Body)
 }
 

@@ -77,7 +77,7 @@ var (
 func (a *Advancer) Handle(ctx context.Context, m Message) (Result, error) {
 	cmd, err := DecodeCommand(m.Body)
 	if err != nil {
-		a.log().Error("malformed saga command acknowledged", "event_id", m.EventID, "error", err)
+		a.log().Error("malformed saga command acknowledged", "outbox_event_id", m.EventID, "error", err)
 		return a.done(Result{Status: StatusMalformed}), nil
 	}
 	inst, res, err := a.acquire(ctx, cmd)
@@ -199,9 +199,9 @@ func (a *Advancer) observe(inst saga.Instance, run stepRun, d decision, m Messag
 	} else if run.err != nil {
 		lvl = slog.LevelWarn
 	}
-	attrs := []any{"saga_id", inst.ID, "order_id", inst.Data.OrderID, "correlation_id", inst.CorrelationID,
+	attrs := []any{"saga_id", inst.ID, "order_id", inst.Data.OrderID, "idempotency_key", inst.CorrelationID,
 		"step", run.name, "direction", run.dir, "outcome", d.outcome, "attempt", inst.Attempts + 1,
-		"state", d.next.State, "duration_ms", run.duration.Milliseconds(), "event_id", m.EventID,
+		"state", d.next.State, "duration_ms", run.duration.Milliseconds(), "outbox_event_id", m.EventID,
 		"receive_count", m.ReceiveCount}
 	if run.err != nil {
 		attrs = append(attrs, "error", run.err)

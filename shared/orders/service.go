@@ -58,6 +58,7 @@ type Response struct {
 	Location string
 	Replayed bool
 	OrderID  string
+	SagaID   string // set for a new order (not for replays)
 }
 
 // routeFingerprint names the operation inside the fingerprint.
@@ -156,7 +157,7 @@ func (s *Service) write(ctx context.Context, tx store.Tx, cmd CreateCommand, fp 
 	if err != nil {
 		return Response{}, nil, apperr.Wrap(apperr.Internal, err, "encode order")
 	}
-	resp := Response{Status: 201, Body: body, Location: "/orders/" + o.ID, OrderID: o.ID}
+	resp := Response{Status: 201, Body: body, Location: "/orders/" + o.ID, OrderID: o.ID, SagaID: inst.ID}
 	rec := idempotency.Record{
 		Scope: cmd.Caller.Subject, Key: cmd.Key, Fingerprint: fp, Status: idempotency.StatusCompleted,
 		ResponseStatus: resp.Status, ResponseBody: body, Location: resp.Location, ResourceID: o.ID,

@@ -248,12 +248,14 @@ func (r *Relay) report(results []outcome) {
 			if r.OnPublished != nil {
 				r.OnPublished(o.event.Destination, 1)
 			}
+			logPublished(r.log(), o.event, "relay")
 			continue
 		}
 		if r.OnFailed != nil {
 			r.OnFailed(o.event.Destination, 1)
 		}
 		r.log().Warn("outbox publish failed", "outbox_event_id", o.event.ID, "event_type", o.event.EventType,
+			"idempotency_key", o.event.Metadata[outbox.AttrIdempotencyKey],
 			"order_id", o.event.Metadata[outbox.AttrOrderID], "saga_id", o.event.Metadata[outbox.AttrSagaID],
 			"attempt", o.event.Attempts+1, "error", o.err)
 	}
@@ -328,4 +330,11 @@ func truncate(s string, n int) string {
 		return s
 	}
 	return s[:n]
+}
+
+// logPublished writes one line per published event with its correlation chain.
+func logPublished(l *slog.Logger, e outbox.Event, path string) {
+	l.Info("outbox event published", "outbox_event_id", e.ID, "event_type", e.EventType, "destination", e.Destination,
+		"idempotency_key", e.Metadata[outbox.AttrIdempotencyKey], "order_id", e.Metadata[outbox.AttrOrderID],
+		"saga_id", e.Metadata[outbox.AttrSagaID], "path", path)
 }

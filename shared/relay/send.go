@@ -109,6 +109,7 @@ func (r *Relay) Dispatch(ctx context.Context, events []outbox.Event) {
 		if r.OnPublished != nil {
 			r.OnPublished(e.Destination, 1)
 		}
+		logPublished(r.log(), e, "fast")
 	}
 	r.log().Debug("fast-path dispatch", "events", len(ok), "took_ms", time.Since(start).Milliseconds())
 }

@@ -1,14 +1,9 @@
 package ydbstore
 
 import (
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"io/fs"
-	"path/filepath"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -227,76 +222,4 @@ func TestColumnsMatchSQLite(t *testing.T) {
 			t.Errorf("YDB table %s has no SQLite twin", name)
 		}
 	}
-}
-
-// packageQueries returns every package-level const whose name starts with
-// "yql", evaluated from the package's (non-test) source: the queries a
-// reviewer reads are exactly the ones checked here.
-func packageQueries(t *testing.T) map[string]string {
-	t.Helper()
-	fset := token.NewFileSet()
-	files, err := filepath.Glob("*.go")
-	if err != nil {
-		t.Fatal(err)
-	}
-	exprs := map[string]ast.Expr{}
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		af, err := parser.ParseFile(fset, f, nil, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, d := range af.Decls {
-			if gd, ok := d.(*ast.GenDecl); ok && gd.Tok == token.CONST {
-				for _, sp := range gd.Specs {
-					vs := sp.(*ast.ValueSpec)
-					for i, n := range vs.Names {
-						if i < len(vs.Values) {
-							exprs[n.Name] = vs.Values[i]
-						}
-					}
-				}
-			}
-		}
-	}
-	var eval func(ast.Expr) (string, bool)
-	eval = func(e ast.Expr) (string, bool) {
-		switch e := e.(type) {
-		case *ast.BasicLit:
-			if e.Kind != token.STRING {
-				return "", false
-			}
-			s, err := strconv.Unquote(e.Value)
-			return s, err == nil
-		case *ast.Ident:
-			if x, ok := exprs[e.Name]; ok {
-				return eval(x)
-			}
-		case *ast.ParenExpr:
-			return eval(e.X)
-		case *ast.BinaryExpr:
-			if e.Op == token.ADD {
-				a, ok1 := eval(e.X)
-				b, ok2 := eval(e.Y)
-				return a + b, ok1 && ok2
-			}
-		}
-		return "", false
-	}
-	out := map[string]string{}
-	for name, e := range exprs {
-		if strings.HasPrefix(name, "yql") {
-			s, ok := eval(e)
-			if !ok {
-				t.Fatalf("const %s is not a plain string concatenation", name)
-			}
-			out[name] = s
-		}
-	}
-	if len(out) < 40 {
-		t.Fatalf("found only %d yql consts", len(out))
-	}
-	return out
 }
