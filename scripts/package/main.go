@@ -15,13 +15,18 @@
 //     modules that function needs and NO go/toolchain line (the builder
 //     rejects them), and a go.sum with only the lines that go.mod needs.
 //
-// A go.mod without a go line makes the go command compile the zip's own
-// packages with Go 1.16 language rules (no generics, no any, old loop
-// variables). So that the code compiles with the rules it was written and
-// tested for, every .go file in the zip gets the build constraint
-// "//go:build go1.N" (N from the root go.mod), which raises that file's
-// language version to go1.N (Go ≥ 1.21 honours per-file versions). On the
-// go1.23 builder the constraint is always satisfied.
+// A go.mod without a go line means "go 1.16" to the go command: the zip's
+// own packages would compile with Go 1.16 language rules (no generics, no
+// any, old loop variables: "predeclared any requires go1.18 or later (-lang
+// was set to go1.16; check go.mod)"), unless the builder lets the go command
+// write a go line first — which it must do in practice, since with Go ≥ 1.21
+// a go-line-less go.mod whose dependencies declare newer go lines fails
+// -mod=readonly ("updates to go.mod needed"), and under -mod=mod the go
+// command writes its own version. So that the code compiles with the rules it
+// was written and tested for either way, every .go file in the zip gets the
+// build constraint "//go:build go1.N" (N from the root go.mod): it sets that
+// file's language version (Go ≥ 1.21 honours per-file versions) and is always
+// satisfied on the go1.23 builder.
 //
 // Without a go line the module graph is not pruned, so go.sum must hold the
 // go.mod checksums of the whole unpruned graph; the tool computes them, and
@@ -30,9 +35,11 @@
 // select other module versions than the repository's own build.
 //
 // -verify then unpacks every zip into a temporary directory and builds it as
-// the builder does: GOTOOLCHAIN=local, -mod=readonly (the go.mod must stay
-// untouched, so go1.16 base rules apply), -tags ycf, -buildmode=plugin, and
-// checks that the plugin exports main.Handler.
+// the builder must (see verifyZip): GOTOOLCHAIN=local, -mod=mod, -tags ycf,
+// -buildmode=plugin; the build may not need a checksum the zip lacks, and the
+// plugin must export Handler.
+//
+// PACKAGE_KEEP_TMP=1 keeps each function's scratch module for inspection.
 package main
 
 import (

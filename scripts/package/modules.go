@@ -24,6 +24,9 @@ func buildBundle(r repo, name, maxGo string) (bundle, error) {
 	if err != nil {
 		return bundle{}, err
 	}
+	if _, err := os.Stat(filepath.Join(r.Root, "functions", name, "index.go")); err != nil {
+		return bundle{}, fmt.Errorf("functions/%s/index.go is missing (entry point index.Handler): %w", name, err)
+	}
 	pkgs, err := listDeps(r.Root, "-mod=readonly", "./functions/"+name)
 	if err != nil {
 		return bundle{}, err
@@ -121,9 +124,18 @@ func addZipSums(rootPkgs []listedPackage, dir string, known, sum map[string]stri
 	if err != nil {
 		return err
 	}
-	added, err := readSum(filepath.Join(dir, "go.sum")) // may hold lines the go command verified and added
+	// The go command may have needed (and verified against the checksum
+	// database) more checksums than the go.mod files of the graph and the zips
+	// of the package-providing modules — e.g. zips it opens to rule out an
+	// ambiguous import. The builder needs them too.
+	added, err := readSum(filepath.Join(dir, "go.sum"))
 	if err != nil {
 		return err
+	}
+	for k, v := range added {
+		if _, ok := sum[k]; !ok {
+			sum[k] = v
+		}
 	}
 	for _, p := range pkgs {
 		if p.Module == nil || p.Module.Main {

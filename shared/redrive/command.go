@@ -244,7 +244,7 @@ func (c Command) ToFilter() dlq.Filter {
 // Selection returns the redrive selection of a redrive command.
 func (c Command) Selection() Selection {
 	return Selection{IDs: c.IDs, Filter: c.ToFilter(), All: c.All, Max: c.Max, RatePerSec: c.RatePerSec,
-		DryRun: c.DryRun, Force: c.Force}
+		DryRun: c.DryRun, Force: c.Force, Reason: c.Reason}
 }
 
 func parseTime(s string) (time.Time, error) {

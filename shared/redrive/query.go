@@ -179,3 +179,32 @@ func (s *Service) Stats(ctx context.Context) (Stats, error) {
 	}
 	return st, nil
 }
+
+// MaxAuditLimit is the most audit records RecentAudit returns.
+const MaxAuditLimit = 1000
+
+// RecentAudit returns up to limit (1..1000; 0 means 50) audit records,
+// newest first. Read only. Errors: Invalid (bad limit), Transient.
+func (s *Service) RecentAudit(ctx context.Context, limit int) ([]Audit, error) {
+	if limit == 0 {
+		limit = 50
+	}
+	if limit < 1 || limit > MaxAuditLimit {
+		return nil, apperr.Invalidf([]apperr.FieldError{{Pointer: "/limit", Detail: "must be between 1 and 1000"}},
+			"invalid audit limit %d", limit)
+	}
+	var recs []dlq.AuditRecord
+	err := s.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
+		var err error
+		recs, err = tx.ListAudit(ctx, limit)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Audit, 0, len(recs))
+	for _, a := range recs {
+		out = append(out, NewAudit(a))
+	}
+	return out, nil
+}

@@ -28,6 +28,8 @@ type Selection struct {
 	DryRun bool
 	// Force redrives flagged entries named in IDs.
 	Force bool
+	// Reason, optional, is recorded in the audit.
+	Reason string
 }
 
 // Outcomes of one item of a redrive.
@@ -244,6 +246,9 @@ func joinIDs(ids []string) string {
 // selectionParams is the audit form of a selection.
 func selectionParams(sel Selection) map[string]any {
 	p := map[string]any{"max": sel.Max, "rate_per_sec": sel.RatePerSec, "dry_run": sel.DryRun}
+	if sel.Reason != "" {
+		p["reason"] = sel.Reason
+	}
 	switch {
 	case len(sel.IDs) > 0:
 		p["ids"] = sel.IDs

@@ -21,8 +21,10 @@ const (
 	maxIDErrors = 20
 )
 
-// validID reports whether id looks like a dead-letter id:
-// [A-Za-z0-9][A-Za-z0-9_.:-]{0,127}.
+// ValidID reports whether id is well formed for a dead-letter (or order,
+// saga) id: [A-Za-z0-9][A-Za-z0-9_.:-]{0,127}.
+func ValidID(id string) bool { return validID(id) }
+
 func validID(id string) bool {
 	if id == "" || len(id) > maxIDLen {
 		return false
@@ -145,6 +147,11 @@ func normalizeSelection(sel Selection, lim limits) (Selection, []apperr.FieldErr
 		fields = append(fields, checkIDs(sel.IDs, "/ids", true)...)
 		if sel.Filter.Source != "" {
 			bad("/source", "is not used with ids (ids name the entries exactly)")
+		}
+	}
+	if sel.Reason != "" {
+		if e := checkText(sel.Reason, "/reason", maxReason); e != nil {
+			fields = append(fields, *e)
 		}
 	}
 	if sel.Force && !byIDs {
