@@ -115,7 +115,9 @@ func run(args []string, stdout io.Writer) error {
 		}
 		results = append(results, result{Name: name, Path: path, Size: size, SHA256: sum, Modules: b.Modules})
 	}
-	printTable(stdout, results)
+	if len(results) > 0 {
+		printTable(stdout, results)
+	}
 	if err := errors.Join(errs...); err != nil {
 		return err
 	}

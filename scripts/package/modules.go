@@ -193,7 +193,9 @@ func parseGraph(out []byte, limit goVersion) ([]graphNode, error) {
 				if err != nil {
 					return nil, fmt.Errorf("module graph: %s: %w", f, err)
 				}
-				if p == "go" && compareGo(g, limit) > 0 {
+				// The main module's go@ edge is only the maximum of its
+				// dependencies' (it has no go line): blame the dependency.
+				if p == "go" && compareGo(g, limit) > 0 && strings.Contains(fields[0], "@") {
 					return nil, fmt.Errorf("refusing: %s declares go %s, newer than the runtime's Go (the golang123 builder cannot build it)", fields[0], v)
 				}
 				continue

@@ -191,6 +191,9 @@ func TestParseGraph(t *testing.T) {
 	if len(nodes) != 2 || nodes[0] != (graphNode{"a", "v1.0.0"}) || nodes[1] != (graphNode{"b", "v0.1.0"}) {
 		t.Errorf("nodes = %v", nodes)
 	}
+	if _, err := parseGraph([]byte(ok+"ordersaga go@1.99.0\n"), limit); err != nil {
+		t.Errorf("the main module's derived go edge was blamed: %v", err)
+	}
 	_, err = parseGraph([]byte(ok+"b@v0.1.0 go@1.24.0\n"), limit)
 	if err == nil || !strings.Contains(err.Error(), "b@v0.1.0 declares go 1.24.0") {
 		t.Errorf("a module needing go 1.24.0 was not refused: %v", err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"ordersaga/shared/adminapi"
 	"ordersaga/shared/config"
 	"ordersaga/shared/httpapi"
 	"ordersaga/shared/identity"
@@ -25,6 +26,7 @@ import (
 	"ordersaga/shared/payments"
 	"ordersaga/shared/paymentsim"
 	"ordersaga/shared/queue"
+	"ordersaga/shared/redrive"
 	"ordersaga/shared/relay"
 	"ordersaga/shared/resilience"
 	"ordersaga/shared/stock"
@@ -51,6 +53,7 @@ type App struct {
 	PaymentPolicy *resilience.Policy
 	Advancer      *orchestrator.Advancer
 	Recovery      *orchestrator.Recovery
+	Redrive       *redrive.Service
 
 	// Metrics records the metric catalogue of package metrics; MetricsHandler
 	// serves GET /metrics when the recorder is Prometheus (nil otherwise).
@@ -142,6 +145,7 @@ func New(ctx context.Context, cfg config.Config, opt Options) (*App, error) {
 		Orders: a.Orders, Auth: auth, Log: a.Log,
 		RequestID: func(r *http.Request) string { return yc.RequestID(r.Context()) },
 		OnRequest: a.hooks.httpRequest,
+		Admin:     adminapi.NewHandler(a.Redrive, auth),
 	})
 	return a, nil
 }
@@ -220,3 +224,22 @@ func (a *App) RecordRelay(rep relay.Report) { a.hooks.backlog(rep) }
 
 // RecordRecovery records the counters of a recovery run.
 func (a *App) RecordRecovery(rep orchestrator.Report) { a.hooks.recovery(rep) }
+
+// RecordRedrive counts one operator action and its outcome.
+func (a *App) RecordRedrive(action, outcome string) { a.hooks.redriveAction(action, outcome) }
+
+// RecordDeadLetterSizes sets dlq_size for each dead-letter source (open
+// entries) and for each YMQ dead-letter queue (visible messages not yet ingested).
+func (a *App) RecordDeadLetterSizes(ctx context.Context) {
+	if st, err := a.Redrive.Stats(ctx); err == nil {
+		for _, src := range []string{"queue", "outbox", "saga"} {
+			n := st.OpenBySource[src]
+			a.Metrics.Set(metrics.DLQSize, float64(n), "queue", src)
+		}
+	}
+	if url := a.Config.QueueURLs.SagaCommandsDLQ; url != "" {
+		if visible, inFlight, err := a.Queue.Depth(ctx, url); err == nil {
+			a.Metrics.Set(metrics.DLQSize, float64(visible+inFlight), "queue", "saga-commands-dlq")
+		}
+	}
+}

@@ -97,3 +97,11 @@ func (h hooks) recovery(rep orchestrator.Report) {
 	h.m.Add(metrics.RecoveryRedriven, float64(rep.Redriven))
 	h.m.Add(metrics.Reconciled, float64(rep.Reconciled))
 }
+
+func (h hooks) ingested(queue, errorType string) {
+	h.m.Add(metrics.DLQAdditions, 1, "queue", queue, "error_type", errorType)
+}
+
+func (h hooks) redriveAction(action, outcome string) {
+	h.m.Add(metrics.RedriveActions, 1, "action", action, "outcome", outcome)
+}

@@ -2,11 +2,14 @@ package app
 
 import (
 	"net/http"
+	"time"
 
 	"ordersaga/shared/config"
 	"ordersaga/shared/orchestrator"
+	"ordersaga/shared/outbox"
 	"ordersaga/shared/payments"
 	"ordersaga/shared/paymentsim"
+	"ordersaga/shared/redrive"
 	"ordersaga/shared/resilience"
 	"ordersaga/shared/stock"
 )
@@ -37,7 +40,23 @@ func (a *App) wireSaga(cfg config.Config, owner string) {
 		Now: a.Now, NewID: a.NewID,
 		Backoff: resilience.Backoff{Base: cfg.Saga.BackoffBase, Cap: cfg.Saga.BackoffCap},
 		Lease:   cfg.Saga.Lease, InboxTTL: cfg.Saga.InboxTTL, Shards: cfg.Relay.Shards, Owner: owner, Log: a.Log,
-		Hooks: a.hooks.sagaHooks(),
+		Hooks: a.hooks.sagaHooks(), LoopLimit: cfg.Redrive.LoopLimit,
+	}
+	a.Relay.LoopLimit = cfg.Redrive.LoopLimit
+	wait := time.Duration(0)
+	if cfg.Queue == config.QueueYMQ {
+		wait = time.Second // YMQ short polls may miss messages
+	}
+	a.Redrive = &redrive.Service{
+		Store: a.Store, Queue: a.Queue,
+		QueueURLs: map[string]string{
+			outbox.DestSagaCommands: cfg.QueueURLs.SagaCommands, "saga-commands-dlq": cfg.QueueURLs.SagaCommandsDLQ,
+			outbox.DestOrderEvents: cfg.QueueURLs.OrderEvents,
+		},
+		DLQs:   map[string]string{"saga-commands-dlq": outbox.DestSagaCommands},
+		Shards: cfg.Relay.Shards, LoopLimit: cfg.Redrive.LoopLimit, MaxPerCall: cfg.Redrive.MaxPerCall,
+		MaxRate: float64(cfg.Redrive.MaxRate), ReceiveWait: wait, Now: a.Now, NewID: a.NewID, Log: a.Log,
+		OnIngested: a.hooks.ingested,
 	}
 	a.Recovery = &orchestrator.Recovery{
 		Store: a.Store, Now: a.Now, NewID: a.NewID, StuckAfter: cfg.Recovery.StuckAfter, BatchSize: cfg.Recovery.BatchSize,

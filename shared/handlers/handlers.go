@@ -48,6 +48,7 @@ var Registry = map[string]Func{
 	"outboxrelay":  func(ctx context.Context, a *app.App, raw []byte) (any, error) { return OutboxRelay(ctx, a, raw) },
 	"sagaadvancer": SagaAdvancer,
 	"sagarecovery": SagaRecovery,
+	"dlqredrive":   DLQRedrive,
 }
 
 func init() {

@@ -78,6 +78,12 @@ func SagaRecovery(ctx context.Context, a *app.App, raw []byte) (any, error) {
 		return nil, err
 	}
 	a.RecordRecovery(rep)
+	// Move what the YMQ dead-letter queue holds into the dead-letter store
+	// (so dlq_size and the DLQ-growth alert see it), then refresh the gauges.
+	if _, err := a.Redrive.Ingest(ctx, 100); err != nil {
+		a.Log.Warn("dead-letter queue ingestion failed", "error", err)
+	}
+	a.RecordDeadLetterSizes(ctx)
 	out := RecoveryReport{Report: rep}
 	cutoff := a.Now().Add(-a.Config.Relay.Retention)
 	err = a.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {

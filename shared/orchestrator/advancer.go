@@ -48,8 +48,11 @@ type Advancer struct {
 	Owner string
 	// Steps is the step table (default saga.CreateOrderSteps).
 	Steps []saga.StepDef
-	Log   *slog.Logger
-	Hooks Hooks
+	// LoopLimit is the number of redrives after which a saga that fails
+	// again is flagged for manual handling (dlq.Record; default dlq.DefaultLoopLimit).
+	LoopLimit int
+	Log       *slog.Logger
+	Hooks     Hooks
 
 	// Fault is a test hook: when it returns an error, the step or
 	// compensation fails with it instead of running.

@@ -130,28 +130,17 @@ func (a *Advancer) failOrder(ctx context.Context, tx store.Tx, inst saga.Instanc
 func (a *Advancer) deadLetter(ctx context.Context, tx store.Tx, inst saga.Instance, cause error, meta map[string]string, id string, now time.Time) error {
 	kind := apperr.KindOf(cause).String()
 	text := inst.LastError
-	failure := dlq.Failure{At: now, ErrorType: kind, Error: text}
 	payload := commandFor(inst, ReasonCompensate)
 	payload.State = saga.StateCompensating // what a redrive resumes
-	existing, err := tx.FindDeadLetter(ctx, dlq.SourceSaga, inst.ID)
-	switch {
-	case err == nil:
-		prev := existing.Version
-		existing.Status, existing.ErrorType, existing.Error = dlq.StatusOpen, kind, text
-		existing.RetryCount += inst.Attempts
-		existing.LastFailedAt, existing.UpdatedAt, existing.Version = now, now, prev+1
-		existing.History = append(existing.History, failure)
-		existing.Payload, existing.ResolvedAt, existing.ResolvedBy = payload.Encode(), time.Time{}, ""
-		err = tx.UpdateDeadLetter(ctx, existing, prev)
-	case apperr.Is(err, apperr.NotFound):
-		err = tx.InsertDeadLetter(ctx, dlq.DeadLetter{
-			ID: id, Source: dlq.SourceSaga, SourceRef: inst.ID, Queue: outbox.DestSagaCommands,
-			Payload: payload.Encode(), Attrs: meta, ErrorType: kind, Error: text, RetryCount: inst.Attempts,
-			FirstFailedAt: now, LastFailedAt: now, History: []dlq.Failure{failure}, Status: dlq.StatusOpen,
-			IdempotencyKey: meta[outbox.AttrIdempotencyKey], OrderID: inst.Data.OrderID, SagaID: inst.ID,
-			CreatedAt: now, UpdatedAt: now, Version: 1,
-		})
-	}
+	// dlq.Record reopens the saga's existing entry if it was redriven before
+	// (and flags it once redriven LoopLimit times), so the loop guard works.
+	_, err := dlq.Record(ctx, tx, dlq.DeadLetter{
+		ID: id, Source: dlq.SourceSaga, SourceRef: inst.ID, Queue: outbox.DestSagaCommands,
+		Payload: payload.Encode(), Attrs: meta, ErrorType: kind, Error: text, RetryCount: inst.Attempts,
+		FirstFailedAt: now, LastFailedAt: now, Status: dlq.StatusOpen,
+		IdempotencyKey: meta[outbox.AttrIdempotencyKey], OrderID: inst.Data.OrderID, SagaID: inst.ID,
+		CreatedAt: now, UpdatedAt: now, Version: 1,
+	}, a.LoopLimit)
 	return err
 }
 

@@ -72,9 +72,11 @@ func New(id, ownerID, idemKey string, req Request, now time.Time) Order {
 
 // Transition moves the order to status to. It returns false (and leaves o
 // unchanged) when the order is already terminal: terminal statuses are final,
-// which makes repeated or reordered saga messages harmless.
+// which makes repeated or reordered saga messages harmless. The one exit is
+// FAILED → CANCELLED: an operator redrove a saga whose compensation had given
+// up, and the compensation has now finished.
 func (o *Order) Transition(to Status, reason string, now time.Time) bool {
-	if o.Status.Terminal() || o.Status == to {
+	if o.Status == to || (o.Status.Terminal() && !(o.Status == StatusFailed && to == StatusCancelled)) {
 		return false
 	}
 	o.Status = to

@@ -38,9 +38,11 @@ type Relay struct {
 	MaxAttempts int           // publish attempts before a row is dead (default 10)
 	Lease       time.Duration // how long a claim keeps other relays off (default 30 s)
 	Backoff     resilience.Backoff
-	Now         func() time.Time
-	NewID       func() string
-	Log         *slog.Logger
+	// LoopLimit: redrives after which a row that dies again is flagged (dlq.Record).
+	LoopLimit int
+	Now       func() time.Time
+	NewID     func() string
+	Log       *slog.Logger
 	// Hooks, all optional.
 	OnPublished func(destination string, n int)
 	OnFailed    func(destination string, n int)
@@ -294,8 +296,9 @@ func (r *Relay) record(ctx context.Context, tx store.Tx, o outcome, now time.Tim
 	if e.Status != outbox.StatusDead {
 		return 0, 1, 0, nil
 	}
-	d := deadLetter(e, o.err, r.newID(), now)
-	if err := tx.InsertDeadLetter(ctx, d); err != nil {
+	// dlq.Record reopens this row's entry if it was redriven before (loop guard).
+	d, err := dlq.Record(ctx, tx, deadLetter(e, o.err, r.newID(), now), r.LoopLimit)
+	if err != nil {
 		return 0, 0, 0, err
 	}
 	if r.OnDead != nil {
