@@ -11,9 +11,8 @@ import (
 	"ordersaga/shared/handlers"
 )
 
-// Handler runs one command (interface{}: Go 1.16 rules apply to this file
-// in the deployment zip).
-func Handler(ctx context.Context, event []byte) (interface{}, error) {
+// Handler runs one command.
+func Handler(ctx context.Context, event []byte) (any, error) {
 	a, err := app.Instance()
 	if err != nil {
 		return nil, err

@@ -10,9 +10,8 @@ import (
 	"ordersaga/shared/handlers"
 )
 
-// Handler handles one timer trigger event. (interface{} rather than any:
-// the deployment zip's root module has no go line, so Go 1.16 rules apply here.)
-func Handler(ctx context.Context, event []byte) (interface{}, error) {
+// Handler handles one timer trigger event.
+func Handler(ctx context.Context, event []byte) (any, error) {
 	a, err := app.Instance()
 	if err != nil {
 		return nil, err

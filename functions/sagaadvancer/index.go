@@ -11,9 +11,8 @@ import (
 )
 
 // Handler handles one trigger batch. An error returns the whole batch to the
-// queue (see handlers.SagaAdvancer for when that happens). interface{} rather
-// than any: this file is compiled with Go 1.16 rules in the deployment zip.
-func Handler(ctx context.Context, event []byte) (interface{}, error) {
+// queue (see handlers.SagaAdvancer for when that happens).
+func Handler(ctx context.Context, event []byte) (any, error) {
 	a, err := app.Instance()
 	if err != nil {
 		return nil, err

@@ -10,9 +10,8 @@ import (
 	"ordersaga/shared/handlers"
 )
 
-// Handler handles one timer trigger event (interface{}: Go 1.16 rules apply
-// to this file in the deployment zip).
-func Handler(ctx context.Context, event []byte) (interface{}, error) {
+// Handler handles one timer trigger event.
+func Handler(ctx context.Context, event []byte) (any, error) {
 	a, err := app.Instance()
 	if err != nil {
 		return nil, err

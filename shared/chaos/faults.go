@@ -122,8 +122,9 @@ type tally struct {
 
 func newTally() *tally { return &tally{m: map[string]int{}} }
 
+// add adds n to the counter name; a nil tally counts nothing.
 func (t *tally) add(name string, n int) {
-	if n == 0 {
+	if t == nil || n == 0 {
 		return
 	}
 	t.mu.Lock()

@@ -1,0 +1,259 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"time"
+
+	"ordersaga/shared/app"
+	"ordersaga/shared/apperr"
+	"ordersaga/shared/config"
+	"ordersaga/shared/orchestrator"
+	"ordersaga/shared/outbox"
+	"ordersaga/shared/paymentsim"
+	"ordersaga/shared/resilience"
+	"ordersaga/shared/saga"
+	"ordersaga/shared/sqlitequeue"
+	"ordersaga/shared/sqlitestore"
+	"ordersaga/shared/triggers"
+)
+
+// errCrash is what an injected crash returns: the process "died" here.
+var errCrash = errors.New("chaos: process crashed")
+
+// world is one chaos run: the App on fake time with fault-injecting
+// decorators around its ports, the workload, and what was observed.
+type world struct {
+	opts   Options
+	faults Faults
+	in     *injector
+	clock  *clock
+	app    *app.App
+	sqlite *sqlitestore.Store // the undecorated store: the checker reads through it
+	sim    *paymentsim.Sim
+	fx     *effects
+
+	crashes, faultsN, retries, msgs, invFail *tally
+
+	cmdURL, dlqURL, eventsURL string
+	batch                     int
+	visibility                time.Duration
+
+	initial map[string]int64
+	wl      *rand.Rand // the workload's own stream, independent of the faults
+	keys    []*keyRun
+	// delivered counts deliveries to the advancer per outbox event id.
+	delivered map[string]int
+	history   [][]byte // recent advancer envelopes, for stale redelivery
+	// sampled holds violations seen while sampling stock during the run.
+	sampled     []string
+	lastRelay   time.Time
+	lastRecover time.Time
+	drainRounds int
+}
+
+func newWorld(ctx context.Context, opts Options) (*world, func(), error) {
+	w := &world{opts: opts, clock: newClock(), delivered: map[string]int{},
+		crashes: newTally(), faultsN: newTally(), retries: newTally(), msgs: newTally(), invFail: newTally(),
+		in: &injector{rnd: rand.New(rand.NewPCG(opts.Seed, 0xc4a05))},
+		wl: rand.New(rand.NewPCG(opts.Seed, 0x0dde5))}
+	w.faults = DefaultFaults()
+	if opts.Faults != nil {
+		w.faults = *opts.Faults
+	}
+	dir, cleanup := opts.Dir, func() {}
+	if dir == "" {
+		d, err := os.MkdirTemp("", "ordersaga-chaos-")
+		if err != nil {
+			return nil, nil, fmt.Errorf("chaos: temp dir: %w", err)
+		}
+		dir, cleanup = d, func() { _ = os.RemoveAll(d) }
+	}
+	if err := w.build(ctx, filepath.Join(dir, fmt.Sprintf("chaos-%d.db", opts.Seed))); err != nil {
+		w.close()
+		cleanup()
+		return nil, nil, err
+	}
+	return w, func() { w.close(); cleanup() }, nil
+}
+
+func (w *world) close() {
+	if w.app != nil {
+		_ = w.app.Close()
+	}
+	if w.sqlite != nil {
+		_ = w.sqlite.Close()
+	}
+}
+
+// counter returns a generator of ids with a prefix and a zero-padded count
+// (so ids sort in creation order).
+func counter(prefix string) func() string {
+	var n atomic.Int64
+	return func() string { return fmt.Sprintf("%s%010d", prefix, n.Add(1)) }
+}
+
+// build opens the store and the queue on one file, wraps them in the
+// fault-injecting decorators, builds the App and rewires its fault points.
+func (w *world) build(ctx context.Context, path string) error {
+	_ = os.Remove(path)
+	cfg := config.Default()
+	cfg.SQLitePath, cfg.QueueSQLite, cfg.Metrics = path, path, "none"
+	logOut := io.Discard
+	if w.opts.Verbose {
+		logOut = w.opts.Log
+	}
+	log := slog.New(slog.NewJSONHandler(logOut, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	var err error
+	if w.sqlite, err = sqlitestore.Open(ctx, path, sqlitestore.Options{Now: w.clock.Now}); err != nil {
+		return fmt.Errorf("chaos: open store: %w", err)
+	}
+	// The queue shares the store's writer connection, as app.New wires it
+	// for one file.
+	q, err := sqlitequeue.New(w.sqlite.DB(), sqlitequeue.WithClock(w.clock.Now), sqlitequeue.WithIDs(counter("m")))
+	if err != nil {
+		return fmt.Errorf("chaos: open queue: %w", err)
+	}
+	w.app, err = app.New(ctx, cfg, app.Options{Now: w.clock.Now, NewID: counter("id"), Log: log, Owner: "chaos",
+		Store: &faultyStore{inner: w.sqlite, in: w.in, f: &w.faults, faults: w.faultsN},
+		Queue: &faultyQueue{inner: q, in: w.in, f: &w.faults, faults: w.faultsN}})
+	if err != nil {
+		return fmt.Errorf("chaos: build app: %w", err)
+	}
+	if err := w.setupQueues(ctx); err != nil {
+		return err
+	}
+	w.wirePayments()
+	w.wireFaults()
+	w.initial = map[string]int64{
+		"sku-a": int64(6 * w.opts.Orders), "sku-b": int64(w.opts.Orders/2 + 5),
+		"sku-c": int64(w.opts.Orders/8 + 5), "sku-out": 0,
+	}
+	if err := w.app.Stock.Seed(ctx, w.initial); err != nil {
+		return fmt.Errorf("chaos: seed stock: %w", err)
+	}
+	if w.opts.Tamper != nil {
+		w.opts.Tamper(w.app)
+	}
+	return nil
+}
+
+// setupQueues creates the queues of triggers.yaml and reads the advancer
+// trigger's batch size and visibility timeout.
+func (w *world) setupQueues(ctx context.Context) error {
+	path := w.opts.TriggersPath
+	if path == "" {
+		p, err := findUp(filepath.Join("triggers", "triggers.yaml"))
+		if err != nil {
+			return err
+		}
+		path = p
+	}
+	tf, err := triggers.Load(path)
+	if err != nil {
+		return fmt.Errorf("chaos: %w", err)
+	}
+	if err := w.app.EnsureQueues(ctx, tf.Queues); err != nil {
+		return fmt.Errorf("chaos: %w", err)
+	}
+	urls := w.app.Config.QueueURLs
+	w.cmdURL, w.dlqURL, w.eventsURL = urls.SagaCommands, urls.SagaCommandsDLQ, urls.OrderEvents
+	w.batch, w.visibility = 10, 2*time.Minute
+	for _, t := range tf.QueueTriggers {
+		if t.Function == "sagaadvancer" {
+			w.batch, w.visibility = t.BatchSize, time.Duration(t.VisibilityTimeoutSeconds)*time.Second
+		}
+	}
+	return nil
+}
+
+// findUp looks for rel in the working directory and its parents.
+func findUp(rel string) (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("chaos: %w", err)
+	}
+	for {
+		p := filepath.Join(dir, rel)
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("chaos: %s not found above the working directory (set Options.TriggersPath)", rel)
+		}
+		dir = parent
+	}
+}
+
+// wireFaults puts the crash and fault hooks on the App's components, seeds
+// their backoff jitter, and chains counters onto their metric hooks.
+func (w *world) wireFaults() {
+	a, f := w.app, &w.faults
+	drop := func(kind string, p float64) *dropper {
+		return &dropper{inner: a.Relay, in: w.in, p: p, kind: kind, crashes: w.crashes}
+	}
+	a.Orders.Dispatcher = drop("api_before_dispatch", f.APIDropDispatch)
+	a.Advancer.Dispatcher = drop("advancer_before_dispatch", f.AdvancerDropDispatch)
+	a.Recovery.Dispatcher = drop("recovery_before_dispatch", f.RecoveryDropDispatch)
+	a.Relay.AfterSend = func(sent []outbox.Event) error {
+		if len(sent) > 0 && w.in.fire(w.crashes, "relay_after_send", f.RelayCrashAfterSend) {
+			return errCrash
+		}
+		return nil
+	}
+	a.Relay.Backoff.Rand = resilience.NewRand(w.opts.Seed + 1)
+	a.Advancer.Backoff.Rand = resilience.NewRand(w.opts.Seed + 2)
+	a.Advancer.AfterStep = func(_ string, dir saga.Direction) error {
+		kind, p := "step_after_effect", f.CrashAfterStep
+		if dir == saga.Compensate {
+			kind, p = "compensation_after_effect", f.CrashAfterComp
+		}
+		if w.in.fire(w.crashes, kind, p) {
+			return errCrash
+		}
+		return nil
+	}
+	a.Advancer.Fault = func(step string, dir saga.Direction) error {
+		switch {
+		case dir == saga.Compensate && w.in.fire(w.faultsN, "compensation_gave_up", f.CompensationDies):
+			return apperr.New(apperr.Invalid, "chaos: compensation %s refused for good", step)
+		case dir == saga.Forward && step == saga.StepConfirmOrder && w.in.fire(w.faultsN, "confirm_rejected", f.ConfirmRejected):
+			return apperr.New(apperr.Rejected, "chaos: confirmation refused")
+		case w.in.fire(w.faultsN, "step_transient", f.StepTransient):
+			return apperr.New(apperr.Transient, "chaos: %s unavailable", step)
+		}
+		return nil
+	}
+	h := a.Advancer.Hooks
+	onMsg, onStep := h.OnMessage, h.OnStep
+	h.OnMessage = func(s orchestrator.Status) {
+		w.msgs.add(string(s), 1)
+		if onMsg != nil {
+			onMsg(s)
+		}
+	}
+	h.OnStep = func(step string, dir saga.Direction, out saga.Outcome) {
+		if out == saga.OutcomeRetry {
+			w.retries.add("saga_step_retry", 1)
+		}
+		if onStep != nil {
+			onStep(step, dir, out)
+		}
+	}
+	a.Advancer.Hooks = h
+	onFailed := a.Relay.OnFailed
+	a.Relay.OnFailed = func(dest string, n int) {
+		w.retries.add("outbox_send_failed", n)
+		if onFailed != nil {
+			onFailed(dest, n)
+		}
+	}
+}
