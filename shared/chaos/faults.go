@@ -151,7 +151,7 @@ func (t *tally) snapshot() map[string]int {
 
 // sortedKeys returns m's keys in order (maps are printed and compared in
 // this order only).
-func sortedKeys(m map[string]int) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

@@ -46,6 +46,8 @@ type world struct {
 	batch                     int
 	visibility                time.Duration
 
+	requests atomic.Int64 // POST /orders sent
+
 	initial map[string]int64
 	wl      *rand.Rand // the workload's own stream, independent of the faults
 	keys    []*keyRun

@@ -1,0 +1,154 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"ordersaga/shared/inventory"
+	"ordersaga/shared/queue"
+	"ordersaga/shared/saga"
+	"ordersaga/shared/store"
+)
+
+// Pacing of the run, in fake time.
+const (
+	relayPeriod    = 10 * time.Second // the relay's timer (the fast path does most of the work)
+	recoveryPeriod = time.Minute      // the recovery's timer
+	drainStep      = 20 * time.Second // clock step between drain rounds
+	maxDrainRounds = 2000
+	maxSampled     = 20 // stock violations kept from sampling
+)
+
+// inject places the orders one after another with faults on, playing the
+// triggers between them: the advancer's queue trigger after about half of
+// the orders (so batches mix sagas), the relay and the recovery on their
+// timers.
+func (w *world) inject(ctx context.Context) error {
+	w.in.set(true)
+	w.sim.SetFaults(w.faults.PaymentFailure, 0, w.faults.PaymentLatency)
+	w.lastRelay, w.lastRecover = w.clock.Now(), w.clock.Now()
+	step := max(w.opts.Orders/10, 1)
+	for i := 0; i < w.opts.Orders; i++ {
+		w.clock.Advance(time.Duration(w.wl.IntN(1500)) * time.Millisecond)
+		if err := w.placeOrder(ctx, i); err != nil {
+			return err
+		}
+		if w.wl.Float64() < 0.5 {
+			w.pump(ctx, max(w.faults.BatchesPerTick, 1))
+		}
+		now := w.clock.Now()
+		if now.Sub(w.lastRelay) >= relayPeriod {
+			w.runRelay(ctx)
+		}
+		if now.Sub(w.lastRecover) >= recoveryPeriod {
+			w.runRecovery(ctx)
+		}
+		if i%5 == 0 {
+			w.sampleStock(ctx)
+		}
+		if (i+1)%step == 0 {
+			fmt.Fprintf(w.opts.Log, "chaos: %d/%d orders placed (fake time %s)\n", i+1, w.opts.Orders, w.clock.Elapsed().Round(time.Second))
+		}
+	}
+	return ctx.Err()
+}
+
+// drain stops injecting and lets the triggers run, advancing the clock
+// between rounds, until every saga finished, no outbox row is pending and
+// the command queue is empty (or the round limit is reached: the checker
+// then reports what is left). A last round after the longest queue delay
+// flushes delayed messages.
+func (w *world) drain(ctx context.Context) error {
+	w.in.set(false)
+	w.sim.SetFaults(0, 0, 0)
+	fmt.Fprintf(w.opts.Log, "chaos: faults off, draining\n")
+	round := func() {
+		w.pumpAll(ctx)
+		w.runRelay(ctx)
+		w.pumpAll(ctx)
+		w.runRecovery(ctx)
+		w.pumpAll(ctx)
+	}
+	for w.drainRounds = 1; w.drainRounds <= maxDrainRounds; w.drainRounds++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		round()
+		left, err := w.leftover(ctx)
+		if err != nil {
+			return err
+		}
+		if left == "" {
+			break
+		}
+		w.sampleStock(ctx)
+		w.clock.Advance(drainStep)
+	}
+	w.clock.Advance(queue.MaxDelay + w.visibility)
+	round()
+	return ctx.Err()
+}
+
+// pumpAll runs the advancer's trigger until the command queue has nothing
+// visible.
+func (w *world) pumpAll(ctx context.Context) {
+	for i := 0; i < 100_000 && ctx.Err() == nil; i++ {
+		if w.pump(ctx, 10) == 0 {
+			return
+		}
+	}
+}
+
+// leftover describes the work still outstanding ("" when quiescent).
+func (w *world) leftover(ctx context.Context) (string, error) {
+	var unfinished, pending int
+	err := w.sqlite.View(ctx, func(ctx context.Context, tx store.Tx) error {
+		unfinished = 0
+		for _, st := range []saga.State{saga.StatePending, saga.StateRunning, saga.StateCompensating} {
+			l, err := tx.ListSagasByState(ctx, st, time.Time{}, 1000)
+			if err != nil {
+				return err
+			}
+			unfinished += len(l)
+		}
+		var err error
+		pending, _, err = tx.OutboxBacklog(ctx)
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("chaos: read backlog: %w", err)
+	}
+	visible, inFlight, err := w.app.Queue.Depth(ctx, w.cmdURL)
+	if err != nil {
+		return "", fmt.Errorf("chaos: queue depth: %w", err)
+	}
+	if unfinished+pending+visible+inFlight == 0 {
+		return "", nil
+	}
+	return fmt.Sprintf("%d unfinished sagas, %d pending outbox rows, %d+%d queued commands",
+		unfinished, pending, visible, inFlight), nil
+}
+
+// sampleStock checks the stock invariants at this instant: nothing
+// negative, and every unit either available or reserved.
+func (w *world) sampleStock(ctx context.Context) {
+	var all []inventory.Stock
+	err := w.sqlite.View(ctx, func(ctx context.Context, tx store.Tx) (err error) {
+		all, err = tx.ListStock(ctx)
+		return err
+	})
+	if err != nil || len(w.sampled) >= maxSampled {
+		return
+	}
+	at := w.clock.Elapsed().Round(time.Millisecond)
+	for _, st := range all {
+		if st.Available < 0 || st.Reserved < 0 {
+			w.sampled = append(w.sampled, fmt.Sprintf("stock %s negative at +%s: available %d, reserved %d", st.SKU, at, st.Available, st.Reserved))
+		}
+		if st.Available+st.Reserved != w.initial[st.SKU] {
+			w.sampled = append(w.sampled, fmt.Sprintf("stock %s not conserved at +%s: available %d + reserved %d != initial %d",
+				st.SKU, at, st.Available, st.Reserved, w.initial[st.SKU]))
+		}
+	}
+}

@@ -1,0 +1,171 @@
+package chaos
+
+import (
+	"context"
+	"fmt"
+
+	"ordersaga/shared/dlq"
+	"ordersaga/shared/inventory"
+	"ordersaga/shared/order"
+	"ordersaga/shared/outbox"
+	"ordersaga/shared/payment"
+	"ordersaga/shared/queue"
+	"ordersaga/shared/saga"
+	"ordersaga/shared/store"
+)
+
+// snapshot is the final state the checker judges: every row of the
+// product's tables (read through the undecorated store, in id order), and
+// what the queues still hold.
+type snapshot struct {
+	orderIDs []string
+	orders   map[string]order.Order
+	sagaIDs  []string
+	sagas    map[string]saga.Instance
+	logs     map[string][]saga.LogEntry
+	outbox   []outbox.Event
+	resIDs   []string
+	res      map[string]inventory.Reservation
+	payIDs   []string
+	pays     map[string]payment.Entry
+	dead     []dlq.DeadLetter
+	stock    []inventory.Stock
+	charged  int64 // PaymentTotals
+	refunded int64
+	// inDLQ and inEvents count the messages left in saga-commands-dlq and
+	// order-events, by outbox event id.
+	inDLQ, inEvents map[string]int
+	dlqMoves        int
+	cmdLeft         int // messages still in saga-commands (visible + in flight)
+}
+
+// ids lists a table's primary keys in order. The store port has no "list
+// everything" reads, so the checker enumerates with SQL on the SQLite file
+// and reads each row through the port.
+func (w *world) ids(ctx context.Context, table string) ([]string, error) {
+	rows, err := w.sqlite.DB().QueryContext(ctx, "SELECT id FROM "+table+" ORDER BY id")
+	if err != nil {
+		return nil, fmt.Errorf("chaos: list %s: %w", table, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("chaos: list %s: %w", table, err)
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
+func (w *world) snapshot(ctx context.Context) (*snapshot, error) {
+	s := &snapshot{orders: map[string]order.Order{}, sagas: map[string]saga.Instance{}, logs: map[string][]saga.LogEntry{},
+		res: map[string]inventory.Reservation{}, pays: map[string]payment.Entry{}}
+	lists := map[string]*[]string{"orders": &s.orderIDs, "sagas": &s.sagaIDs, "reservations": &s.resIDs, "payments": &s.payIDs}
+	for _, table := range []string{"orders", "sagas", "reservations", "payments"} {
+		ids, err := w.ids(ctx, table)
+		if err != nil {
+			return nil, err
+		}
+		*lists[table] = ids
+	}
+	outboxIDs, err := w.ids(ctx, "outbox")
+	if err != nil {
+		return nil, err
+	}
+	deadIDs, err := w.ids(ctx, "dead_letters")
+	if err != nil {
+		return nil, err
+	}
+	err = w.sqlite.View(ctx, func(ctx context.Context, tx store.Tx) error {
+		for _, id := range s.orderIDs {
+			o, err := tx.GetOrder(ctx, id)
+			if err != nil {
+				return err
+			}
+			s.orders[id] = o
+		}
+		for _, id := range s.sagaIDs {
+			inst, err := tx.GetSaga(ctx, id)
+			if err != nil {
+				return err
+			}
+			s.sagas[id] = inst
+			if s.logs[id], err = tx.ListSagaLog(ctx, id); err != nil {
+				return err
+			}
+		}
+		for _, id := range outboxIDs {
+			e, err := tx.GetOutbox(ctx, id)
+			if err != nil {
+				return err
+			}
+			s.outbox = append(s.outbox, e)
+		}
+		for _, id := range s.resIDs {
+			r, err := tx.GetReservation(ctx, id)
+			if err != nil {
+				return err
+			}
+			s.res[id] = r
+		}
+		for _, id := range s.payIDs {
+			p, err := tx.GetPayment(ctx, id)
+			if err != nil {
+				return err
+			}
+			s.pays[id] = p
+		}
+		for _, id := range deadIDs {
+			d, err := tx.GetDeadLetter(ctx, id)
+			if err != nil {
+				return err
+			}
+			s.dead = append(s.dead, d)
+		}
+		var err error
+		if s.stock, err = tx.ListStock(ctx); err != nil {
+			return err
+		}
+		s.charged, s.refunded, err = tx.PaymentTotals(ctx)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("chaos: read final state: %w", err)
+	}
+	if s.inDLQ, s.dlqMoves, err = w.drainQueue(ctx, w.dlqURL); err != nil {
+		return nil, err
+	}
+	if s.inEvents, _, err = w.drainQueue(ctx, w.eventsURL); err != nil {
+		return nil, err
+	}
+	visible, inFlight, err := w.app.Queue.Depth(ctx, w.cmdURL)
+	if err != nil {
+		return nil, fmt.Errorf("chaos: queue depth: %w", err)
+	}
+	s.cmdLeft = visible + inFlight
+	return s, nil
+}
+
+// drainQueue receives (and deletes) every message of a queue and counts
+// them by outbox event id.
+func (w *world) drainQueue(ctx context.Context, url string) (map[string]int, int, error) {
+	seen, n := map[string]int{}, 0
+	for {
+		msgs, err := w.app.Queue.Receive(ctx, url, queue.ReceiveOptions{Max: queue.MaxBatch, VisibilityTimeout: queue.MaxVisibilityTimeout})
+		if err != nil {
+			return nil, 0, fmt.Errorf("chaos: read %s: %w", url, err)
+		}
+		if len(msgs) == 0 {
+			return seen, n, nil
+		}
+		for _, m := range msgs {
+			seen[eventID(m.Attributes, m.MessageID)]++
+			n++
+			if err := w.app.Queue.Delete(ctx, url, m.ReceiptHandle); err != nil {
+				return nil, 0, fmt.Errorf("chaos: delete from %s: %w", url, err)
+			}
+		}
+	}
+}
