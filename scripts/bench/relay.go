@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,7 +58,7 @@ func benchRelay(endpoint string, n int) []row {
 	}
 	r := &relay.Relay{Store: s, Queue: q, URLs: map[string]string{outbox.DestSagaCommands: relayURL}, Owner: "bench",
 		BatchSize: 100, MaxAttempts: 10, Lease: time.Minute, Backoff: resilience.Backoff{Base: time.Second, Cap: time.Minute},
-		NewID: uuid.NewString}
+		NewID: uuid.NewString, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	t0 := time.Now()
 	rep, err := r.Run(ctx, 10*time.Minute)
 	must(err)

@@ -36,8 +36,9 @@ type Options struct {
 	// Log receives progress lines (and, with Verbose, the product's logs);
 	// nil discards them.
 	Log io.Writer
-	// Dir holds the database file; "" uses a temporary directory that is
-	// removed afterwards.
+	// Dir holds the database file (chaos-<seed>.db, replaced at the start
+	// and kept afterwards for inspection); "" uses a temporary directory
+	// that is removed afterwards.
 	Dir string
 	// Faults are the injection rates; nil means DefaultFaults().
 	Faults *Faults
@@ -81,9 +82,13 @@ type Report struct {
 	InvocationFailures map[string]int `json:"invocation_failures"`
 	// Messages are the advancer's results by status (processed, stale, ...).
 	Messages map[string]int `json:"messages"`
-	// DeadLetters is the number of dead-letter records (outbox and saga).
-	DeadLetters int `json:"dead_letters"`
-	// DLQMoves is the number of messages the queue moved to saga-commands-dlq.
+	// DeadLetters is the number of dead-letter records; DeadLettersBy splits
+	// them by source (queue: ingested from saga-commands-dlq; outbox: rows
+	// that exhausted their publish attempts; saga: compensations that gave up).
+	DeadLetters   int            `json:"dead_letters"`
+	DeadLettersBy map[string]int `json:"dead_letters_by"`
+	// DLQMoves is the number of messages the queue moved to
+	// saga-commands-dlq after max_receive_count deliveries.
 	DLQMoves int `json:"dlq_moves"`
 	// DrainRounds is how many drain rounds the relay and recovery needed.
 	DrainRounds int `json:"drain_rounds"`

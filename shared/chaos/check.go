@@ -90,6 +90,10 @@ func (c *checker) index() {
 	}
 	for _, d := range c.s.dead {
 		c.deadFor[string(d.Source)+"/"+d.SourceRef] = true
+		if d.Source == dlq.SourceQueue {
+			// A message the queue moved to the DLQ, ingested by recovery.
+			c.s.inDLQ[eventID(d.Attrs, d.SourceRef)]++
+		}
 	}
 	for _, id := range c.s.orderIDs {
 		o := c.s.orders[id]
@@ -175,7 +179,8 @@ func (c *checker) eventsPublished() {
 	}{{"the advancer", c.w.delivered}, {"the DLQ", c.s.inDLQ}, {"order-events", c.s.inEvents}} {
 		for _, id := range sortedKeys(q.seen) {
 			if !c.committed[id] {
-				c.fail("a message for event %s reached %s, but no transaction committed that event", id, q.what)
+				c.fail("a message for event %s reached %s, but no transaction committed that event (sent by %s)",
+					id, q.what, c.w.origin.of(id))
 			}
 		}
 	}

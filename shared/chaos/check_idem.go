@@ -21,7 +21,7 @@ func (c *checker) idempotency() {
 		}
 		first := k.replies[0]
 		if first.status != http.StatusCreated {
-			c.fail("key %s: POST answered %d after %d attempts: %s", k.key, first.status, maxPostAttempts, first.body)
+			c.fail("key %s: POST answered %d (retrying 503 and 409 up to %d times): %s", k.key, first.status, maxPostAttempts, first.body)
 		} else if ok && first.location != "/orders/"+id {
 			c.fail("key %s: Location %q, but the order is %s", k.key, first.location, id)
 		}

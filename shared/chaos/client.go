@@ -43,11 +43,13 @@ var skus = []struct {
 	weight float64
 }{{"sku-a", 0.50}, {"sku-b", 0.30}, {"sku-c", 0.17}, {"sku-out", 0.03}}
 
-// newRequest draws order i from the workload stream: 1–3 lines of 1–3
-// units; about 8% of orders carry a unit price above the decline limit.
+// newRequest draws order i from the workload stream: 1–3 lines (distinct
+// SKUs) of 1–3 units; about 8% of orders carry a unit price above the
+// decline limit.
 func (w *world) newRequest(i int) order.Request {
 	req := order.Request{CustomerID: fmt.Sprintf("cust-%03d", i%97), Currency: "RUB"}
 	big := w.wl.Float64() < 0.08
+	used := map[string]bool{}
 	for j, n := 0, 1+w.wl.IntN(3); j < n; j++ {
 		r, sku := w.wl.Float64(), skus[len(skus)-1].sku
 		for _, s := range skus {
@@ -58,7 +60,11 @@ func (w *world) newRequest(i int) order.Request {
 			r -= s.weight
 		}
 		it := order.Item{SKU: sku, Quantity: 1 + w.wl.Int64N(3), UnitPriceMinor: 100 + w.wl.Int64N(100_000)}
-		if big && j == 0 {
+		if used[sku] {
+			continue // one line per SKU (the API refuses repeats)
+		}
+		used[sku] = true
+		if big && len(req.Items) == 0 {
 			it.UnitPriceMinor = w.app.Config.Payment.DeclineAbove + 1 + w.wl.Int64N(1000)
 		}
 		req.Items = append(req.Items, it)

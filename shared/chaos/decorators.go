@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"ordersaga/shared/apperr"
@@ -141,12 +142,40 @@ func (q *faultyQueue) Depth(ctx context.Context, url string) (int, int, error) {
 
 // dropper wraps a fast-path Dispatcher: sometimes the process "dies" right
 // after its commit, before dispatching, and the rows wait for the relay.
+// It notes which component dispatched each event (for violation reports).
 type dropper struct {
 	inner   orchestrator.Dispatcher
 	in      *injector
 	p       float64
 	kind    string
+	who     string
 	crashes *tally
+	origin  *origins
+}
+
+// origins remembers which fast path dispatched each outbox event. Safe for
+// concurrent use.
+type origins struct {
+	mu sync.Mutex
+	m  map[string]string
+}
+
+func (o *origins) note(events []outbox.Event, who string) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	for _, e := range events {
+		o.m[e.ID] = who
+	}
+}
+
+// of names the component that dispatched event id ("the relay" if none did).
+func (o *origins) of(id string) string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if who, ok := o.m[id]; ok {
+		return who + "'s fast path"
+	}
+	return "the relay"
 }
 
 var (
@@ -159,5 +188,6 @@ func (d *dropper) Dispatch(ctx context.Context, events []outbox.Event) {
 	if len(events) > 0 && d.in.fire(d.crashes, d.kind, d.p) {
 		return
 	}
+	d.origin.note(events, d.who)
 	d.inner.Dispatch(ctx, events)
 }

@@ -19,6 +19,10 @@ type Faults struct {
 	CrashAfterComp       float64 // a compensation's effect happened, process dies before the saga is saved
 	InvocationCrash      float64 // the advancer dies part-way through a batch (nothing acknowledged)
 	LostAck              float64 // the advancer finished but the trigger never deleted the batch
+	// PoisonMessage is the share of new saga commands that crash the
+	// advancer whenever they are in its batch — until the queue moves them
+	// to the DLQ after max_receive_count deliveries (also while draining).
+	PoisonMessage float64
 
 	// Deliveries.
 	DuplicateInvoke float64 // the same batch is invoked twice
@@ -55,7 +59,7 @@ type Faults struct {
 func DefaultFaults() Faults {
 	return Faults{
 		APIDropDispatch: 0.10, AdvancerDropDispatch: 0.08, RecoveryDropDispatch: 0.2, RelayCrashAfterSend: 0.15,
-		CrashAfterStep: 0.05, CrashAfterComp: 0.10, InvocationCrash: 0.04, LostAck: 0.04,
+		CrashAfterStep: 0.05, CrashAfterComp: 0.10, InvocationCrash: 0.04, LostAck: 0.04, PoisonMessage: 0.01,
 		DuplicateInvoke: 0.10, StaleRedeliver: 0.05, BatchesPerTick: 3,
 		StepTransient: 0.03, ConfirmRejected: 0.04, CompensationDies: 0.01,
 		StoreBefore: 0.02, StoreAfter: 0.02, StoreView: 0.01,

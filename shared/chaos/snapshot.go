@@ -32,10 +32,10 @@ type snapshot struct {
 	stock    []inventory.Stock
 	charged  int64 // PaymentTotals
 	refunded int64
-	// inDLQ and inEvents count the messages left in saga-commands-dlq and
+	// inDLQ counts the messages the queue moved to saga-commands-dlq (still
+	// there, or ingested as dead letters by recovery) and inEvents those in
 	// order-events, by outbox event id.
 	inDLQ, inEvents map[string]int
-	dlqMoves        int
 	cmdLeft         int // messages still in saga-commands (visible + in flight)
 }
 
@@ -134,10 +134,10 @@ func (w *world) snapshot(ctx context.Context) (*snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("chaos: read final state: %w", err)
 	}
-	if s.inDLQ, s.dlqMoves, err = w.drainQueue(ctx, w.dlqURL); err != nil {
+	if s.inDLQ, err = w.drainQueue(ctx, w.dlqURL); err != nil {
 		return nil, err
 	}
-	if s.inEvents, _, err = w.drainQueue(ctx, w.eventsURL); err != nil {
+	if s.inEvents, err = w.drainQueue(ctx, w.eventsURL); err != nil {
 		return nil, err
 	}
 	visible, inFlight, err := w.app.Queue.Depth(ctx, w.cmdURL)
@@ -150,21 +150,20 @@ func (w *world) snapshot(ctx context.Context) (*snapshot, error) {
 
 // drainQueue receives (and deletes) every message of a queue and counts
 // them by outbox event id.
-func (w *world) drainQueue(ctx context.Context, url string) (map[string]int, int, error) {
-	seen, n := map[string]int{}, 0
+func (w *world) drainQueue(ctx context.Context, url string) (map[string]int, error) {
+	seen := map[string]int{}
 	for {
 		msgs, err := w.app.Queue.Receive(ctx, url, queue.ReceiveOptions{Max: queue.MaxBatch, VisibilityTimeout: queue.MaxVisibilityTimeout})
 		if err != nil {
-			return nil, 0, fmt.Errorf("chaos: read %s: %w", url, err)
+			return nil, fmt.Errorf("chaos: read %s: %w", url, err)
 		}
 		if len(msgs) == 0 {
-			return seen, n, nil
+			return seen, nil
 		}
 		for _, m := range msgs {
 			seen[eventID(m.Attributes, m.MessageID)]++
-			n++
 			if err := w.app.Queue.Delete(ctx, url, m.ReceiptHandle); err != nil {
-				return nil, 0, fmt.Errorf("chaos: delete from %s: %w", url, err)
+				return nil, fmt.Errorf("chaos: delete from %s: %w", url, err)
 			}
 		}
 	}

@@ -60,6 +60,23 @@ func (w *world) deliver(ctx context.Context, msgs []queue.Message) {
 			w.retries.add("queue_redelivery", 1)
 		}
 	}
+	for i, m := range msgs {
+		id := eventID(m.Attributes, m.MessageID)
+		poisoned, seen := w.poison[id]
+		if !seen {
+			poisoned = w.in.fire(w.faultsN, "poison_message", w.faults.PoisonMessage)
+			w.poison[id] = poisoned
+		}
+		if poisoned {
+			// The function handles the messages before this one, then dies.
+			w.crashes.add("advancer_poison_crash", 1)
+			if i > 0 {
+				w.invoke(ctx, w.envelope(msgs[:i]), msgs[:i])
+			}
+			w.invFail.add("sagaadvancer", 1)
+			return
+		}
+	}
 	if w.in.fire(w.crashes, "advancer_crash_mid_batch", w.faults.InvocationCrash) {
 		// The function died after handling a prefix of the batch; the
 		// trigger sees a failure and deletes nothing.
@@ -94,6 +111,13 @@ func (w *world) invoke(ctx context.Context, raw []byte, msgs []queue.Message) bo
 		ev, err := yc.DecodeQueue(raw)
 		if err != nil {
 			return false
+		}
+		for _, m := range ev.Messages {
+			if w.poison[eventID(m.MessageAttributes, m.MessageID)] {
+				w.crashes.add("advancer_poison_crash", 1) // it kills this invocation too
+				w.invFail.add("sagaadvancer", 1)
+				return false
+			}
 		}
 		for _, m := range ev.Messages {
 			w.delivered[eventID(m.MessageAttributes, m.MessageID)]++

@@ -54,6 +54,9 @@ type world struct {
 	// delivered counts deliveries to the advancer per outbox event id.
 	delivered map[string]int
 	history   [][]byte // recent advancer envelopes, for stale redelivery
+	// poison marks commands that crash the advancer (decided on first sight).
+	poison map[string]bool
+	origin *origins
 	// sampled holds violations seen while sampling stock during the run.
 	sampled     []string
 	lastRelay   time.Time
@@ -62,7 +65,8 @@ type world struct {
 }
 
 func newWorld(ctx context.Context, opts Options) (*world, func(), error) {
-	w := &world{opts: opts, clock: newClock(), delivered: map[string]int{},
+	w := &world{opts: opts, clock: newClock(),
+		delivered: map[string]int{}, poison: map[string]bool{}, origin: &origins{m: map[string]string{}},
 		crashes: newTally(), faultsN: newTally(), retries: newTally(), msgs: newTally(), invFail: newTally(),
 		in: &injector{rnd: rand.New(rand.NewPCG(opts.Seed, 0xc4a05))},
 		wl: rand.New(rand.NewPCG(opts.Seed, 0x0dde5))}
@@ -105,7 +109,9 @@ func counter(prefix string) func() string {
 // build opens the store and the queue on one file, wraps them in the
 // fault-injecting decorators, builds the App and rewires its fault points.
 func (w *world) build(ctx context.Context, path string) error {
-	_ = os.Remove(path)
+	for _, f := range []string{path, path + "-wal", path + "-shm"} {
+		_ = os.Remove(f) // a previous run's file in Options.Dir
+	}
 	cfg := config.Default()
 	cfg.SQLitePath, cfg.QueueSQLite, cfg.Metrics = path, path, "none"
 	logOut := io.Discard
@@ -199,12 +205,13 @@ func findUp(rel string) (string, error) {
 // their backoff jitter, and chains counters onto their metric hooks.
 func (w *world) wireFaults() {
 	a, f := w.app, &w.faults
-	drop := func(kind string, p float64) *dropper {
-		return &dropper{inner: a.Relay, in: w.in, p: p, kind: kind, crashes: w.crashes}
+	drop := func(who string, p float64) *dropper {
+		return &dropper{inner: a.Relay, in: w.in, p: p, kind: who + "_before_dispatch", who: who,
+			crashes: w.crashes, origin: w.origin}
 	}
-	a.Orders.Dispatcher = drop("api_before_dispatch", f.APIDropDispatch)
-	a.Advancer.Dispatcher = drop("advancer_before_dispatch", f.AdvancerDropDispatch)
-	a.Recovery.Dispatcher = drop("recovery_before_dispatch", f.RecoveryDropDispatch)
+	a.Orders.Dispatcher = drop("api", f.APIDropDispatch)
+	a.Advancer.Dispatcher = drop("advancer", f.AdvancerDropDispatch)
+	a.Recovery.Dispatcher = drop("recovery", f.RecoveryDropDispatch)
 	a.Relay.AfterSend = func(sent []outbox.Event) error {
 		if len(sent) > 0 && w.in.fire(w.crashes, "relay_after_send", f.RelayCrashAfterSend) {
 			return errCrash

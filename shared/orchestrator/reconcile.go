@@ -110,7 +110,10 @@ func (r *Recovery) repair(ctx context.Context, sagaID string) (outbox.Event, boo
 	if apperr.Is(err, apperr.Conflict) {
 		return outbox.Event{}, false, nil // changed meanwhile; the next run looks again
 	}
-	if err == nil && ok {
+	if err != nil {
+		return outbox.Event{}, false, err // not committed: nothing to dispatch
+	}
+	if ok {
 		lvl := r.log().Warn
 		if from.Terminal() {
 			lvl = r.log().Error
@@ -118,7 +121,7 @@ func (r *Recovery) repair(ctx context.Context, sagaID string) (outbox.Event, boo
 		lvl("order reconciled with its finished saga", "saga_id", sagaID, "order_id", ev.AggregateID,
 			"from", from, "to", to)
 	}
-	return ev, ok, err
+	return ev, ok, nil
 }
 
 func (r *Recovery) reconcileBatch() int {

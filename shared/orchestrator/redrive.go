@@ -79,11 +79,16 @@ func (r *Recovery) redriveOne(ctx context.Context, id string) (outbox.Event, boo
 	if apperr.Is(err, apperr.Conflict) {
 		return outbox.Event{}, false, nil // an advancer took it meanwhile
 	}
-	if err == nil && ok {
+	if err != nil {
+		// The transaction did not commit (even if the closure ran to the
+		// end): its event does not exist and must not be dispatched.
+		return outbox.Event{}, false, err
+	}
+	if ok {
 		r.log().Warn("stuck saga re-driven", "saga_id", id, "order_id", ev.Metadata[outbox.AttrOrderID],
 			"outbox_event_id", ev.ID)
 	}
-	return ev, ok, err
+	return ev, ok, nil
 }
 
 func (r *Recovery) stuckAfter() time.Duration { return orDefault(r.StuckAfter, 2*time.Minute) }

@@ -52,7 +52,7 @@ func (t *tx) InsertDeadLetter(ctx context.Context, d dlq.DeadLetter) error {
 
 // GetDeadLetter implements store.DeadLetters; NotFound if missing.
 func (t *tx) GetDeadLetter(ctx context.Context, id string) (dlq.DeadLetter, error) {
-	d, err := scanDeadLetter(t.tx.QueryRowContext(ctx, sqlGetDeadLetter, id))
+	d, err := scanDeadLetter(t.queryRowContext(ctx, sqlGetDeadLetter, id))
 	if err != nil {
 		return dlq.DeadLetter{}, getErr(ctx, err, "dead letter "+quoted(id))
 	}
@@ -62,7 +62,7 @@ func (t *tx) GetDeadLetter(ctx context.Context, id string) (dlq.DeadLetter, erro
 // FindDeadLetter implements store.DeadLetters: the newest (by CreatedAt, then
 // ID) entry with this source and ref; NotFound if none.
 func (t *tx) FindDeadLetter(ctx context.Context, src dlq.Source, ref string) (dlq.DeadLetter, error) {
-	d, err := scanDeadLetter(t.tx.QueryRowContext(ctx, sqlFindDeadLetter, string(src), ref))
+	d, err := scanDeadLetter(t.queryRowContext(ctx, sqlFindDeadLetter, string(src), ref))
 	if err != nil {
 		return dlq.DeadLetter{}, getErr(ctx, err, "dead letter for "+string(src)+" "+quoted(ref))
 	}

@@ -37,7 +37,7 @@ func (t *tx) InsertIdempotencyKey(ctx context.Context, r idempotency.Record) err
 
 // GetIdempotencyKey implements store.Idempotency; NotFound if missing.
 func (t *tx) GetIdempotencyKey(ctx context.Context, scope, key string) (idempotency.Record, error) {
-	r, err := scanIdem(t.tx.QueryRowContext(ctx, sqlGetIdem, scope, key))
+	r, err := scanIdem(t.queryRowContext(ctx, sqlGetIdem, scope, key))
 	if err != nil {
 		return idempotency.Record{}, getErr(ctx, err, "idempotency key "+quoted(key))
 	}

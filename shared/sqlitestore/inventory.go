@@ -28,7 +28,7 @@ const (
 
 // GetStock implements store.Inventory; NotFound if the SKU has no row.
 func (t *tx) GetStock(ctx context.Context, sku string) (inventory.Stock, error) {
-	s, err := scanStock(t.tx.QueryRowContext(ctx, sqlGetStock, sku))
+	s, err := scanStock(t.queryRowContext(ctx, sqlGetStock, sku))
 	if err != nil {
 		return inventory.Stock{}, getErr(ctx, err, "stock of "+quoted(sku))
 	}
@@ -62,7 +62,7 @@ func (t *tx) ListStock(ctx context.Context) ([]inventory.Stock, error) {
 
 // GetReservation implements store.Inventory; NotFound if missing.
 func (t *tx) GetReservation(ctx context.Context, id string) (inventory.Reservation, error) {
-	r, err := scanReservation(t.tx.QueryRowContext(ctx, sqlGetReservation, id))
+	r, err := scanReservation(t.queryRowContext(ctx, sqlGetReservation, id))
 	if err != nil {
 		return inventory.Reservation{}, getErr(ctx, err, "reservation "+quoted(id))
 	}

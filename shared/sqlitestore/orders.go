@@ -33,7 +33,7 @@ func (t *tx) InsertOrder(ctx context.Context, o order.Order) error {
 
 // GetOrder implements store.Orders; NotFound if missing.
 func (t *tx) GetOrder(ctx context.Context, id string) (order.Order, error) {
-	o, err := scanOrder(t.tx.QueryRowContext(ctx, sqlGetOrder, id))
+	o, err := scanOrder(t.queryRowContext(ctx, sqlGetOrder, id))
 	if err != nil {
 		return order.Order{}, getErr(ctx, err, "order "+quoted(id))
 	}

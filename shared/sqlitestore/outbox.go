@@ -58,7 +58,7 @@ func (t *tx) InsertOutbox(ctx context.Context, e outbox.Event) error {
 
 // GetOutbox implements store.Outbox; NotFound if missing.
 func (t *tx) GetOutbox(ctx context.Context, id string) (outbox.Event, error) {
-	e, err := scanOutbox(t.tx.QueryRowContext(ctx, sqlGetOutbox, id))
+	e, err := scanOutbox(t.queryRowContext(ctx, sqlGetOutbox, id))
 	if err != nil {
 		return outbox.Event{}, getErr(ctx, err, "outbox event "+quoted(id))
 	}
@@ -126,14 +126,14 @@ func (t *tx) EarliestPending(ctx context.Context, aggregateIDs []string) (map[st
 // of the oldest pending row (zero when none is pending).
 func (t *tx) OutboxBacklog(ctx context.Context) (int, time.Time, error) {
 	var n int
-	if err := t.tx.QueryRowContext(ctx, sqlOutboxBacklogCount, string(outbox.StatusPending)).Scan(&n); err != nil {
+	if err := t.queryRowContext(ctx, sqlOutboxBacklogCount, string(outbox.StatusPending)).Scan(&n); err != nil {
 		return 0, time.Time{}, classify(ctx, err, "sqlitestore: outbox backlog")
 	}
 	if n == 0 {
 		return 0, time.Time{}, nil
 	}
 	var oldest int64
-	if err := t.tx.QueryRowContext(ctx, sqlOutboxBacklogOldest, string(outbox.StatusPending)).Scan(&oldest); err != nil {
+	if err := t.queryRowContext(ctx, sqlOutboxBacklogOldest, string(outbox.StatusPending)).Scan(&oldest); err != nil {
 		return 0, time.Time{}, classify(ctx, err, "sqlitestore: outbox backlog")
 	}
 	return n, fromTm(oldest), nil

@@ -34,7 +34,7 @@ func (t *tx) GetPayment(ctx context.Context, id string) (payment.Entry, error) {
 		kind, status string
 		created      int64
 	)
-	err := t.tx.QueryRowContext(ctx, sqlGetPayment, id).Scan(&e.ID, &e.SagaID, &e.OrderID, &kind,
+	err := t.queryRowContext(ctx, sqlGetPayment, id).Scan(&e.ID, &e.SagaID, &e.OrderID, &kind,
 		&e.AmountMinor, &e.Currency, &status, &e.ProviderRef, &e.Reason, &created)
 	if err != nil {
 		return payment.Entry{}, getErr(ctx, err, "payment "+quoted(id))
@@ -46,7 +46,7 @@ func (t *tx) GetPayment(ctx context.Context, id string) (payment.Entry, error) {
 // PaymentTotals implements store.Payments: sums of succeeded charges and
 // succeeded refunds, in minor units, over all currencies.
 func (t *tx) PaymentTotals(ctx context.Context) (charged, refunded int64, err error) {
-	err = t.tx.QueryRowContext(ctx, sqlPaymentTotals,
+	err = t.queryRowContext(ctx, sqlPaymentTotals,
 		string(payment.Charge), string(payment.Refund), string(payment.Succeeded)).Scan(&charged, &refunded)
 	if err != nil {
 		return 0, 0, classify(ctx, err, "sqlitestore: payment totals")

@@ -20,6 +20,9 @@ const (
 
 // run executes fn in a transaction of db, retrying on lock contention.
 func (s *Store) run(ctx context.Context, db *sql.DB, readOnly bool, fn func(context.Context, store.Tx) error) error {
+	// Prepare the statements this transaction used for the first time, now
+	// that no transaction holds the connection.
+	defer s.cacheFor(db).prepareMissing(context.WithoutCancel(ctx))
 	backoff := retryBackoff
 	for attempt := 1; ; attempt++ {
 		err := s.once(ctx, db, readOnly, fn)
@@ -55,7 +58,7 @@ func (s *Store) once(ctx context.Context, db *sql.DB, readOnly bool, fn func(con
 			_ = sqlTx.Rollback()
 		}
 	}()
-	err = fn(ctx, &tx{tx: sqlTx})
+	err = fn(ctx, &tx{tx: sqlTx, stmts: s.cacheFor(db)})
 	done = true
 	if err != nil {
 		_ = sqlTx.Rollback()

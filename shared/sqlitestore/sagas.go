@@ -49,7 +49,7 @@ func (t *tx) InsertSaga(ctx context.Context, s saga.Instance) error {
 
 // GetSaga implements store.Sagas; NotFound if missing.
 func (t *tx) GetSaga(ctx context.Context, id string) (saga.Instance, error) {
-	s, err := scanSaga(t.tx.QueryRowContext(ctx, sqlGetSaga, id))
+	s, err := scanSaga(t.queryRowContext(ctx, sqlGetSaga, id))
 	if err != nil {
 		return saga.Instance{}, getErr(ctx, err, "saga "+quoted(id))
 	}

@@ -65,6 +65,15 @@ type Store struct {
 	rw   *sql.DB // write pool: BEGIN IMMEDIATE
 	ro   *sql.DB // read pool: deferred BEGIN, query_only
 	opts Options
+	// Prepared statements per pool.
+	rwStmts, roStmts *stmtCache
+}
+
+func (s *Store) cacheFor(db *sql.DB) *stmtCache {
+	if db == s.rw {
+		return s.rwStmts
+	}
+	return s.roStmts
 }
 
 // Open opens (creating if needed) the SQLite database file at path, applies
@@ -106,7 +115,7 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		rw.Close()
 		return nil, err
 	}
-	return &Store{rw: rw, ro: ro, opts: opts}, nil
+	return &Store{rw: rw, ro: ro, opts: opts, rwStmts: newStmtCache(rw), roStmts: newStmtCache(ro)}, nil
 }
 
 func openPool(path string, maxConns int, txlock string, pragmas ...string) (*sql.DB, error) {
@@ -139,6 +148,8 @@ func (s *Store) DB() *sql.DB { return s.rw }
 
 // Close closes both pools. Transactions still running fail.
 func (s *Store) Close() error {
+	s.rwStmts.close()
+	s.roStmts.close()
 	err1 := s.ro.Close()
 	err2 := s.rw.Close()
 	if err1 != nil {

@@ -13,20 +13,21 @@ import (
 // tx implements store.Tx over one *sql.Tx. The table methods live in one file
 // per table (orders.go, sagas.go, ...), each holding all of its table's SQL.
 type tx struct {
-	tx *sql.Tx
+	tx    *sql.Tx
+	stmts *stmtCache
 }
 
 var _ store.Tx = (*tx)(nil)
 
 // insert runs an INSERT; a duplicate primary key becomes Conflict.
 func (t *tx) insert(ctx context.Context, what, query string, args ...any) error {
-	_, err := t.tx.ExecContext(ctx, query, args...)
+	_, err := t.execContext(ctx, query, args...)
 	return classify(ctx, err, "sqlitestore: insert %s", what)
 }
 
 // exec runs a statement and returns the number of rows it changed.
 func (t *tx) exec(ctx context.Context, what, query string, args ...any) (int, error) {
-	res, err := t.tx.ExecContext(ctx, query, args...)
+	res, err := t.execContext(ctx, query, args...)
 	if err != nil {
 		return 0, classify(ctx, err, "sqlitestore: %s", what)
 	}
@@ -47,7 +48,7 @@ func (t *tx) updateVersioned(ctx context.Context, what string, expectedVersion i
 		return err
 	}
 	var one int
-	err = t.tx.QueryRowContext(ctx, existsQuery, keyArgs...).Scan(&one)
+	err = t.queryRowContext(ctx, existsQuery, keyArgs...).Scan(&one)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return apperr.New(apperr.NotFound, "%s not found", what)
@@ -67,7 +68,7 @@ func getErr(ctx context.Context, err error, what string) error {
 
 // queryAll runs a query and calls scan for each row.
 func (t *tx) queryAll(ctx context.Context, what, query string, args []any, scan func(rowScanner) error) error {
-	rows, err := t.tx.QueryContext(ctx, query, args...)
+	rows, err := t.queryContext(ctx, query, args...)
 	if err != nil {
 		return classify(ctx, err, "sqlitestore: %s", what)
 	}

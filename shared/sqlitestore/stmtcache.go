@@ -1,0 +1,107 @@
+package sqlitestore
+
+import (
+	"context"
+	"database/sql"
+	"sync"
+)
+
+// stmtCache keeps one prepared statement per query text and pool. With the
+// single writer connection, a transaction then reuses the statement already
+// prepared on its connection instead of parsing the SQL again (parsing was
+// ~14% of the CPU of POST /orders in a profile).
+type stmtCache struct {
+	db *sql.DB
+	mu sync.Mutex
+	m  map[string]*sql.Stmt
+}
+
+func newStmtCache(db *sql.DB) *stmtCache {
+	return &stmtCache{db: db, m: map[string]*sql.Stmt{}}
+}
+
+// get returns the prepared statement for query, or nil when it is not
+// prepared yet. It never prepares: inside a transaction the pool's only
+// writer connection is taken, so preparing on the pool would wait for it
+// forever. Missing queries are noted and prepared by prepareMissing once the
+// transaction has ended.
+func (c *stmtCache) get(query string) *sql.Stmt {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st, ok := c.m[query]
+	if !ok {
+		c.m[query] = nil // noted: prepare after the transaction
+	}
+	return st
+}
+
+// prepareMissing prepares the noted queries. Call it with no transaction
+// open by this goroutine. The lock is not held while preparing: preparing
+// waits for the writer connection, whose holder may be waiting in get. A
+// query that fails to prepare stays unprepared (it then runs as before: a
+// failure here only costs speed).
+func (c *stmtCache) prepareMissing(ctx context.Context) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	var missing []string
+	for q, st := range c.m {
+		if st == nil {
+			missing = append(missing, q)
+		}
+	}
+	c.mu.Unlock()
+	for _, q := range missing {
+		p, err := c.db.PrepareContext(ctx, q)
+		c.mu.Lock()
+		switch {
+		case err != nil:
+			delete(c.m, q)
+		case c.m[q] == nil:
+			c.m[q] = p
+			p = nil
+		}
+		c.mu.Unlock()
+		if p != nil {
+			_ = p.Close() // another goroutine prepared it first
+		}
+	}
+}
+
+func (c *stmtCache) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for q, st := range c.m {
+		if st != nil {
+			_ = st.Close()
+		}
+		delete(c.m, q)
+	}
+}
+
+// The tx's query helpers run through the cache.
+
+func (t *tx) execContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	if st := t.stmts.get(query); st != nil {
+		return t.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	}
+	return t.tx.ExecContext(ctx, query, args...)
+}
+
+func (t *tx) queryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	if st := t.stmts.get(query); st != nil {
+		return t.tx.StmtContext(ctx, st).QueryContext(ctx, args...)
+	}
+	return t.tx.QueryContext(ctx, query, args...)
+}
+
+func (t *tx) queryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	if st := t.stmts.get(query); st != nil {
+		return t.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+	}
+	return t.tx.QueryRowContext(ctx, query, args...)
+}
