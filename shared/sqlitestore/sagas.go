@@ -25,7 +25,7 @@ const (
 	ORDER BY next_attempt_at, id LIMIT ?`
 	sqlListSagasByState = `SELECT ` + sagaColumns + ` FROM sagas
 	WHERE state = ? AND updated_at < ?
-	ORDER BY updated_at, id LIMIT ?`
+	ORDER BY updated_at DESC, id DESC LIMIT ?`
 	sqlAppendSagaLog = `INSERT INTO saga_log (saga_id, seq, step, direction, outcome, attempt, error,
 	state_after, duration_ms, at, message_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	sqlListSagaLog = `SELECT saga_id, seq, step, direction, outcome, attempt, error, state_after,

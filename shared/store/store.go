@@ -91,7 +91,8 @@ type Sagas interface {
 	// oldest NextAttemptAt first.
 	ListSagasDue(ctx context.Context, now time.Time, limit int) ([]saga.Instance, error)
 	// ListSagasByState returns up to limit sagas in state st updated before
-	// updatedBefore (zero = any time), oldest update first.
+	// updatedBefore (exclusive; zero = any time), newest update first (ties:
+	// larger id first), so that reconciliation looks at recently finished sagas.
 	ListSagasByState(ctx context.Context, st saga.State, updatedBefore time.Time, limit int) ([]saga.Instance, error)
 	// AppendSagaLog adds one step-log line; Conflict if (saga, seq) exists.
 	AppendSagaLog(ctx context.Context, e saga.LogEntry) error

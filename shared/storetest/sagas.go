@@ -220,10 +220,10 @@ func testSagaListByState(t *testing.T, s store.Store) {
 			limit  int
 			want   []saga.Instance
 		}{
-			{"before the third", sec(base, 50), 1000, want[:2]},
+			{"before the third", sec(base, 50), 1000, reversed(want[:2])},
 			{"exactly at the first (exclusive)", sec(base, 5), 1000, nil},
-			{"zero means any time", time.Time{}, 100000, want},
-			{"limit", sec(base, 3600), 1, want[:1]},
+			{"zero means any time", time.Time{}, 100000, reversed(want)},
+			{"limit", sec(base, 3600), 1, want[len(want)-1:]},
 		} {
 			got, err := tx.ListSagasByState(ctx, comp, tc.before, tc.limit)
 			if err != nil {
@@ -234,8 +234,8 @@ func testSagaListByState(t *testing.T, s store.Store) {
 					t.Errorf("%s: ListSagasByState returned %+v", tc.name, in)
 				}
 			}
-			if !sort.SliceIsSorted(got, func(i, j int) bool { return got[i].UpdatedAt.Before(got[j].UpdatedAt) }) {
-				t.Errorf("%s: ListSagasByState is not ordered by UpdatedAt", tc.name)
+			if !sort.SliceIsSorted(got, func(i, j int) bool { return got[i].UpdatedAt.After(got[j].UpdatedAt) }) {
+				t.Errorf("%s: ListSagasByState is not ordered newest UpdatedAt first", tc.name)
 			}
 			if ids, w := onlyMine(idsOf(got, sagaID), mine), idsOf(tc.want, sagaID); !equalIDs(ids, w) {
 				t.Errorf("%s: ListSagasByState ids\n got %v\nwant %v", tc.name, ids, w)
@@ -288,4 +288,12 @@ func testSagaLog(t *testing.T, s store.Store) {
 		}
 		return nil
 	})
+}
+
+func reversed(in []saga.Instance) []saga.Instance {
+	out := make([]saga.Instance, len(in))
+	for i, v := range in {
+		out[len(in)-1-i] = v
+	}
+	return out
 }

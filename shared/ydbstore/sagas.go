@@ -77,7 +77,7 @@ DECLARE $limit AS Uint64;
 SELECT ` + sagaColumns + ` FROM sagas VIEW idx_state_updated
 WHERE state = $state
 	AND ($updated_before IS NULL OR updated_at IS NULL OR updated_at < $updated_before)
-ORDER BY (updated_at IS NOT NULL), updated_at, id
+ORDER BY (updated_at IS NOT NULL) DESC, updated_at DESC, id DESC
 LIMIT $limit;`
 
 	yqlSagaLogExists = `
