@@ -65,6 +65,11 @@ func SagaAdvancer(ctx context.Context, a *app.App, raw []byte) (any, error) {
 type RecoveryReport struct {
 	orchestrator.Report
 	OutboxPurged int `json:"outbox_purged"`
+	// DLQIngested messages moved from the YMQ dead-letter queues into the
+	// dead-letter store; DeadLettersResolved queue entries whose saga had
+	// finished meanwhile (kept, marked resolved by "system").
+	DLQIngested         int `json:"dlq_ingested"`
+	DeadLettersResolved int `json:"dead_letters_resolved"`
 }
 
 // SagaRecovery handles one timer firing: re-drive stuck sagas, release stale
@@ -78,12 +83,6 @@ func SagaRecovery(ctx context.Context, a *app.App, raw []byte) (any, error) {
 		return nil, err
 	}
 	a.RecordRecovery(rep)
-	// Move what the YMQ dead-letter queue holds into the dead-letter store
-	// (so dlq_size and the DLQ-growth alert see it), then refresh the gauges.
-	if _, err := a.Redrive.Ingest(ctx, 100); err != nil {
-		a.Log.Warn("dead-letter queue ingestion failed", "error", err)
-	}
-	a.RecordDeadLetterSizes(ctx)
 	out := RecoveryReport{Report: rep}
 	cutoff := a.Now().Add(-a.Config.Relay.Retention)
 	err = a.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
@@ -94,5 +93,15 @@ func SagaRecovery(ctx context.Context, a *app.App, raw []byte) (any, error) {
 	if err != nil {
 		a.Log.Warn("outbox retention cleanup failed", "error", err)
 	}
+	// Move what the YMQ dead-letter queue holds into the dead-letter store
+	// (so dlq_size and the DLQ-growth alert see it), resolve entries whose
+	// saga has finished meanwhile, then refresh the gauges.
+	if out.DLQIngested, err = a.Redrive.Ingest(ctx, 100); err != nil {
+		a.Log.Warn("dead-letter queue ingestion failed", "error", err)
+	}
+	if out.DeadLettersResolved, err = a.Redrive.ResolveFinished(ctx, 100); err != nil {
+		a.Log.Warn("resolving dead letters of finished sagas failed", "error", err)
+	}
+	a.RecordDeadLetterSizes(ctx)
 	return out, nil
 }

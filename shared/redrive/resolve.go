@@ -1,0 +1,90 @@
+package redrive
+
+import (
+	"context"
+	"fmt"
+
+	"ordersaga/shared/apperr"
+	"ordersaga/shared/dlq"
+	"ordersaga/shared/store"
+)
+
+// ActorSystem is the actor of housekeeping actions in the audit.
+const ActorSystem = "system"
+
+// ResolveFinished marks open queue dead letters as resolved when the saga
+// their message was about has finished meanwhile (recovery re-drove it, or
+// another message finished it). Redriving such a message could only be
+// acknowledged as "finished", so nothing is lost; the entry is kept, marked
+// resolved by "system", and the batch is audited. This removes the noise a
+// failed trigger batch causes: the whole batch returns to the queue, so
+// healthy messages can reach the DLQ together with a poison one.
+//
+// It looks at up to max open queue entries (newest first) and returns how
+// many it resolved. Errors: those of the store.
+func (s *Service) ResolveFinished(ctx context.Context, max int) (int, error) {
+	if max <= 0 {
+		max = DefaultMax
+	}
+	var open []dlq.DeadLetter
+	err := s.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
+		var err error
+		open, _, err = tx.ListDeadLetters(ctx, dlq.Filter{Source: dlq.SourceQueue, Status: dlq.StatusOpen}, dlq.Page{Limit: max})
+		return err
+	})
+	if err != nil {
+		return 0, err
+	}
+	var resolved []string
+	for _, d := range open {
+		if d.SagaID == "" {
+			continue
+		}
+		ok, err := s.resolveIfFinished(ctx, d.ID)
+		if err != nil {
+			return len(resolved), err
+		}
+		if ok {
+			resolved = append(resolved, d.ID)
+		}
+	}
+	if len(resolved) > 0 {
+		_, _ = s.audit(ctx, ActorSystem, "auto_resolve", map[string]any{"reason": "saga already finished"},
+			len(resolved), "resolved", map[string]any{"ids": resolved})
+	}
+	return len(resolved), nil
+}
+
+func (s *Service) resolveIfFinished(ctx context.Context, id string) (bool, error) {
+	done := false
+	err := s.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		done = false
+		d, err := tx.GetDeadLetter(ctx, id)
+		if err != nil {
+			return err
+		}
+		if d.Status != dlq.StatusOpen || d.Source != dlq.SourceQueue {
+			return nil
+		}
+		sg, err := tx.GetSaga(ctx, d.SagaID)
+		if apperr.Is(err, apperr.NotFound) || (err == nil && !sg.State.Finished()) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		now := s.now()
+		prev := d.Version
+		d.Status, d.ResolvedAt, d.ResolvedBy = dlq.StatusResolved, now, fmt.Sprintf("%s: saga %s", ActorSystem, sg.State)
+		d.UpdatedAt, d.Version = now, prev+1
+		if err := tx.UpdateDeadLetter(ctx, d, prev); err != nil {
+			return err
+		}
+		done = true
+		return nil
+	})
+	if apperr.Is(err, apperr.Conflict) || apperr.Is(err, apperr.NotFound) {
+		return false, nil // changed meanwhile; the next run looks again
+	}
+	return done, err
+}

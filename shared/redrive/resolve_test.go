@@ -1,0 +1,66 @@
+package redrive
+
+import (
+	"context"
+	"testing"
+
+	"ordersaga/shared/dlq"
+	"ordersaga/shared/saga"
+	"ordersaga/shared/store"
+)
+
+func TestResolveFinishedResolvesOnlyEntriesOfFinishedSagas(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	now := f.clock.Now()
+	mkSaga := func(id string, st saga.State) saga.Instance {
+		return saga.Instance{ID: id, Type: saga.TypeCreateOrder, State: st, Data: saga.Data{OrderID: "o-" + id},
+			CreatedAt: now, UpdatedAt: now, NextAttemptAt: now, Version: 1}
+	}
+	mkDL := func(id, sagaID string) dlq.DeadLetter {
+		return dlq.DeadLetter{ID: id, Source: dlq.SourceQueue, SourceRef: "m-" + id, Queue: srcName, Payload: []byte(`{}`),
+			ErrorType: ErrorTypeMaxReceives, Error: "moved", RetryCount: 5, FirstFailedAt: now, LastFailedAt: now,
+			Status: dlq.StatusOpen, SagaID: sagaID, CreatedAt: now, UpdatedAt: now, Version: 1}
+	}
+	err := f.store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		for _, s := range []saga.Instance{mkSaga("s-done", saga.StateCompleted), mkSaga("s-run", saga.StateRunning)} {
+			if err := tx.InsertSaga(ctx, s); err != nil {
+				return err
+			}
+		}
+		for _, d := range []dlq.DeadLetter{mkDL("d-done", "s-done"), mkDL("d-run", "s-run"), mkDL("d-none", "")} {
+			if err := tx.InsertDeadLetter(ctx, d); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := f.svc.ResolveFinished(ctx, 100)
+	if err != nil || n != 1 {
+		t.Fatalf("resolved %d, %v; want 1", n, err)
+	}
+	want := map[string]dlq.Status{"d-done": dlq.StatusResolved, "d-run": dlq.StatusOpen, "d-none": dlq.StatusOpen}
+	_ = f.store.View(ctx, func(ctx context.Context, tx store.Tx) error {
+		for id, st := range want {
+			d, err := tx.GetDeadLetter(ctx, id)
+			if err != nil || d.Status != st {
+				t.Errorf("%s: status %s (%v), want %s", id, d.Status, err, st)
+			}
+			if st == dlq.StatusResolved && (d.ResolvedBy == "" || d.ResolvedAt.IsZero()) {
+				t.Errorf("%s: resolved without who/when: %+v", id, d)
+			}
+		}
+		audit, err := tx.ListAudit(ctx, 10)
+		if err != nil || len(audit) == 0 || audit[0].Action != "auto_resolve" || audit[0].Actor != ActorSystem {
+			t.Errorf("audit %+v %v", audit, err)
+		}
+		return nil
+	})
+	// Idempotent: a second run resolves nothing more.
+	if n, _ := f.svc.ResolveFinished(ctx, 100); n != 0 {
+		t.Errorf("second run resolved %d", n)
+	}
+}
