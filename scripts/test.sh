@@ -50,8 +50,9 @@ step "tests"
 go test -count=1 ./...
 
 step "race detector on the concurrent packages"
-go test -count=1 -race ./shared/app/ ./shared/relay/ ./shared/sqlitestore/ ./shared/sqlitequeue/ \
-  ./shared/resilience/ ./shared/orchestrator/ ./shared/ymq/
+go test -count=1 -race ./shared/app/ ./shared/handlers/ ./shared/relay/ ./shared/sqlitestore/ \
+  ./shared/sqlitequeue/ ./shared/resilience/ ./shared/orchestrator/ ./shared/ymq/ ./shared/redrive/ \
+  ./shared/payments/ ./shared/stock/
 
 step "fuzz targets (${FUZZTIME} each)"
 for target in $(go test -list '^Fuzz' ./shared/... 2>/dev/null | grep -E '^(Fuzz|ok)' | awk '/^Fuzz/{f=f" "$1} /^ok/{if(f!=""){print $2":"f}; f=""}' | tr ' ' ','); do

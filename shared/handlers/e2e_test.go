@@ -13,8 +13,10 @@ import (
 	"time"
 
 	"ordersaga/shared/app"
+	"ordersaga/shared/apperr"
 	"ordersaga/shared/config"
 	"ordersaga/shared/queue"
+	"ordersaga/shared/saga"
 	"ordersaga/shared/triggers"
 	"ordersaga/shared/yc"
 )
@@ -243,4 +245,28 @@ func newServer(a *app.App) *httptest.Server {
 	}
 	mux.Handle("/", a.HTTP)
 	return httptest.NewServer(mux)
+}
+
+func TestFailedSagaShowsItsDeadLetterInTheChain(t *testing.T) {
+	s := newSuite(t, func(c *config.Config) { c.Saga.BackoffBase, c.Saga.BackoffCap = time.Millisecond, time.Millisecond })
+	s.app.Advancer.Fault = func(step string, dir saga.Direction) error {
+		if step == saga.StepReleaseInventory {
+			return apperr.New(apperr.Transient, "stock service down (injected)")
+		}
+		return nil
+	}
+	o := s.post("fail-1", `{"customer_id":"c-1","currency":"RUB","items":[{"sku":"sku-1","quantity":1,"unit_price_minor":2000000}]}`)
+	s.pump()
+	got := s.get("/orders/" + o["id"].(string))
+	if got["status"] != "FAILED" || got["saga"].(map[string]any)["state"] != "failed" {
+		t.Fatalf("order %v", got)
+	}
+	dl, _ := got["correlation"].(map[string]any)["dead_letter_id"].(string)
+	if dl == "" {
+		t.Fatalf("correlation lacks the dead letter: %v", got["correlation"])
+	}
+	show := s.invoke("dlqredrive", `{"action":"show","ids":["`+dl+`"]}`)
+	if js := mustJSON(show); !strings.Contains(js, o["id"].(string)) || !strings.Contains(js, "fail-1") {
+		t.Errorf("show lacks the chain: %s", js)
+	}
 }

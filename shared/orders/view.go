@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"ordersaga/shared/apperr"
+	"ordersaga/shared/dlq"
 	"ordersaga/shared/identity"
 	"ordersaga/shared/order"
 	"ordersaga/shared/saga"
@@ -38,11 +39,14 @@ type SagaView struct {
 	History   []saga.LogEntry `json:"history"`
 }
 
-// Correlation is the chain that ties an order to everything it caused.
+// Correlation is the chain that ties an order to everything it caused:
+// idempotency key → order → saga (each step's outbox event id is in the
+// history as message_id) → dead letter, when the saga failed.
 type Correlation struct {
 	IdempotencyKey string `json:"idempotency_key"`
 	OrderID        string `json:"order_id"`
 	SagaID         string `json:"saga_id"`
+	DeadLetterID   string `json:"dead_letter_id,omitempty"`
 }
 
 // NewView renders o; inst and history are optional.
@@ -90,6 +94,11 @@ func (s *Service) Get(ctx context.Context, caller identity.Identity, id string) 
 			}
 		}
 		v = NewView(o, inst, hist)
+		if inst != nil && inst.State == saga.StateFailed {
+			if d, err := tx.FindDeadLetter(ctx, dlq.SourceSaga, inst.ID); err == nil {
+				v.Correlation.DeadLetterID = d.ID
+			}
+		}
 		return nil
 	})
 	if apperr.Is(err, apperr.NotFound) {
