@@ -5,8 +5,9 @@
 #
 # Message Queue is signed with a static key (platform-notes §4.1), so the
 # YMQ roles below are what each function's key may do: every function sends
-# (ymq.writer), only dlqredrive also receives and deletes (ymq.reader, to
-# move messages out of saga-commands-dlq). All functions write YDB
+# (ymq.writer); dlqredrive and sagarecovery also receive and delete
+# (ymq.reader, to move messages out of saga-commands-dlq into the
+# dead-letter store). All functions write YDB
 # (ydb.editor, on this database only) and custom metrics (monitoring.editor,
 # folder level — the only level it exists at) and their logs (logging.writer).
 
@@ -105,7 +106,7 @@ module "sagarecovery" {
   memory_mb       = var.function_memory_mb["sagarecovery"]
   timeout_seconds = var.function_timeout_seconds["sagarecovery"]
   environment     = local.common_environment
-  folder_roles    = concat(local.base_roles, ["ymq.writer"])
+  folder_roles    = concat(local.base_roles, ["ymq.writer", "ymq.reader"])
   ydb_database_id = yandex_ydb_database_serverless.main.id
   log_group_id    = yandex_logging_group.functions.id
 }

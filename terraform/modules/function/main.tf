@@ -16,7 +16,7 @@ resource "yandex_function" "this" {
   execution_timeout  = tostring(var.timeout_seconds)
   service_account_id = yandex_iam_service_account.this.id
   user_hash          = filesha256(local.zip_path)
-  environment        = var.environment
+  environment        = merge(var.environment, { ORDERSAGA_FUNCTION = var.name })
 
   content {
     zip_filename = local.zip_path
