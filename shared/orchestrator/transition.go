@@ -74,10 +74,20 @@ func decide(cur saga.Instance, steps []saga.StepDef, r stepRun, now time.Time, b
 		case permanent(r.err):
 			d.outcome = saga.OutcomeFailed
 			next.Data.FailureReason = fmt.Sprintf("%s: %s", r.name, apperr.Message(r.err))
-			// create_order's effect, the order row, was written with the saga
-			// by the API: it is always compensated (cancel_order skips an order
-			// that is missing or already final).
-			compensateFrom(&next, max(cur.Step-1, 0), now)
+			// A business refusal (Rejected: out of stock, declined) is known
+			// to have had no effect: compensation starts from the previous
+			// step. Any other permanent error (Invalid: the participant
+			// refused the request itself) may follow an attempt whose effect
+			// happened, so this step is compensated too (compensations are
+			// idempotent no-ops when nothing happened). create_order's effect,
+			// the order row, was written with the saga by the API: it is
+			// always compensated (cancel_order skips an order that is missing
+			// or already final).
+			from := cur.Step
+			if apperr.Is(r.err, apperr.Rejected) {
+				from = max(cur.Step-1, 0)
+			}
+			compensateFrom(&next, from, now)
 		case cur.Attempts+1 >= def.MaxAttempts:
 			d.outcome = saga.OutcomeFailed
 			next.Data.FailureReason = fmt.Sprintf("%s: gave up after %d attempts", r.name, cur.Attempts+1)

@@ -97,6 +97,15 @@ func (h *HTTPProvider) post(ctx context.Context, op, path, key string, in, out a
 		return c, nil
 	}
 	he := resilience.NewHTTPStatusError(op, resp.StatusCode, resp.Header.Get("Retry-After"), h.now())
+	if resp.StatusCode == http.StatusConflict || resp.StatusCode == http.StatusTooEarly {
+		// A request with this idempotency key is still being processed by
+		// the provider (IETF Idempotency-Key draft): its outcome is unknown.
+		// Conflict is not retried at once (requirements: never retry a 409)
+		// and does not trip the breaker; the ledger service turns it into
+		// "outcome unknown" (Transient), so the saga asks again later with
+		// the same key, and never treats it as a refusal that skips the refund.
+		return 0, apperr.Wrap(apperr.Conflict, he, "%s: the provider is still processing this key", op)
+	}
 	if resilience.RetryableHTTPStatus(resp.StatusCode) {
 		return 0, apperr.Wrap(apperr.Transient, he, "%s: provider unavailable", op)
 	}

@@ -75,7 +75,8 @@ func TestHTTPProviderStatusMapping(t *testing.T) {
 		{http.StatusBadGateway, "", apperr.Transient, 0},
 		{http.StatusNotImplemented, "", apperr.Invalid, 0},
 		{http.StatusBadRequest, "", apperr.Invalid, 0},
-		{http.StatusConflict, "", apperr.Invalid, 0},
+		{http.StatusConflict, "", apperr.Conflict, 0},
+		{http.StatusTooEarly, "", apperr.Conflict, 0},
 	}
 	for _, tc := range tests {
 		t.Run(http.StatusText(tc.code), func(t *testing.T) {

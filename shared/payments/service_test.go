@@ -196,3 +196,24 @@ func TestLedgerRefund(t *testing.T) {
 		}
 	})
 }
+
+// busyProvider answers every charge like a provider still processing the key (409).
+type busyProvider struct{ *paymentsim.Sim }
+
+func (busyProvider) Charge(ctx context.Context, key string, amount int64, cur string) (string, error) {
+	return "", apperr.New(apperr.Conflict, "provider still processing this key")
+}
+
+// A provider still processing the key is an unknown outcome: the ledger
+// service reports it as Transient (the saga asks again later), never as a
+// refusal, and records nothing.
+func TestChargeInProgressAtProviderIsTransientAndUnrecorded(t *testing.T) {
+	s := newLedger(t, busyProvider{paymentsim.New(paymentsim.Config{})})
+	err := s.Charge(context.Background(), "saga-409", "order-409", 100, "RUB")
+	if !apperr.Is(err, apperr.Transient) {
+		t.Fatalf("err = %v (kind %v), want Transient", err, apperr.KindOf(err))
+	}
+	if _, ok := entry(t, s, payment.EntryID("saga-409", payment.Charge)); ok {
+		t.Error("a ledger entry was written for an unknown outcome")
+	}
+}
