@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"context"
 	"encoding/json"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"ordersaga/shared/orders"
 	"ordersaga/shared/outbox"
 	"ordersaga/shared/saga"
+	"ordersaga/shared/store"
 )
 
 // chain is the correlation chain of rows written for inst: the incoming
@@ -64,4 +66,44 @@ func newOrderEvent(id string, shards int, eventType string, o order.Order, meta 
 		e.LeaseOwner, e.LeaseUntil = owner, now.Add(lease)
 	}
 	return e, nil
+}
+
+// insertEvents writes new outbox rows and returns those the caller may
+// dispatch itself after commit. A domain event (order-events) whose order
+// already has a pending event (an older one that failed to send and is
+// backing off) is written without a lease and left to the relay, which sends
+// an aggregate's rows one at a time in creation order: dispatching it now
+// would let order.confirmed overtake order.created. Saga commands are always
+// dispatched: their order does not matter (the token makes stale ones
+// harmless), and the command being handled right now may not be marked
+// published yet.
+func insertEvents(ctx context.Context, tx store.Tx, events []outbox.Event) ([]outbox.Event, error) {
+	if len(events) == 0 {
+		return nil, nil
+	}
+	var aggs []string
+	for _, e := range events {
+		if e.Destination == outbox.DestOrderEvents {
+			aggs = append(aggs, e.AggregateID)
+		}
+	}
+	older := map[string]string{}
+	if len(aggs) > 0 {
+		var err error
+		if older, err = tx.EarliestPending(ctx, aggs); err != nil {
+			return nil, err
+		}
+	}
+	dispatch := make([]outbox.Event, 0, len(events))
+	for _, e := range events {
+		if e.Destination == outbox.DestOrderEvents && older[e.AggregateID] != "" {
+			e.LeaseOwner, e.LeaseUntil = "", time.Time{}
+		} else if e.LeaseOwner != "" {
+			dispatch = append(dispatch, e)
+		}
+		if err := tx.InsertOutbox(ctx, e); err != nil {
+			return nil, err
+		}
+	}
+	return dispatch, nil
 }

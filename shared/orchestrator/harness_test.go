@@ -55,18 +55,32 @@ func (c *clock) AtLeast(t time.Time) {
 	}
 }
 
-// recorder is the fake Dispatcher: it keeps every dispatched row.
+// recorder is the fake Dispatcher: it keeps every dispatched row and, like
+// the real fast path, marks it published (a row the test "delivers" has been
+// sent).
 type recorder struct {
 	mu     sync.Mutex
 	events []outbox.Event
 	all    []outbox.Event
+	store  store.Store
 }
 
-func (r *recorder) Dispatch(_ context.Context, evs []outbox.Event) {
+func (r *recorder) Dispatch(ctx context.Context, evs []outbox.Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.events = append(r.events, evs...)
 	r.all = append(r.all, evs...)
+	if r.store == nil {
+		return
+	}
+	_ = r.store.InTx(context.WithoutCancel(ctx), func(ctx context.Context, tx store.Tx) error {
+		for _, e := range evs {
+			prev := e.Version
+			e.Version, e.Status, e.LeaseOwner, e.LeaseUntil = prev+1, outbox.StatusPublished, "", time.Time{}
+			_ = tx.UpdateOutbox(ctx, e, prev) // a row the relay took over stays its
+		}
+		return nil
+	})
 }
 
 func (r *recorder) take() []outbox.Event {
@@ -136,7 +150,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 	var n atomic.Int64
 	newID := func() string { return fmt.Sprintf("id-%08d", n.Add(1)) }
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	e := &env{t: t, store: st, clock: clk, sim: paymentsim.New(o.sim), disp: &recorder{},
+	e := &env{t: t, store: st, clock: clk, sim: paymentsim.New(o.sim), disp: &recorder{store: st},
 		rnd: rand.New(rand.NewPCG(o.seed, 99)), initial: o.stock, orderOf: map[string]string{},
 		stats: map[orchestrator.Status]int{}, steps: map[string]int{}}
 	e.stock = &stock.Service{Store: st, Now: clk.Now}

@@ -60,11 +60,15 @@ func (r *Recovery) reconcile(ctx context.Context, rep *Report, note func(error))
 		note(err)
 		if ok {
 			rep.Reconciled++
-			events = append(events, e)
+			if e.LeaseOwner != "" { // else written for the relay
+				events = append(events, e)
+			}
 		}
 	}
 	if len(events) > 0 && r.Dispatcher != nil {
-		r.Dispatcher.Dispatch(ctx, events)
+		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		r.Dispatcher.Dispatch(dctx, events)
+		cancel()
 	}
 	return nil
 }
@@ -104,8 +108,15 @@ func (r *Recovery) repair(ctx context.Context, sagaID string) (outbox.Event, boo
 		if err != nil {
 			return err
 		}
+		dispatch, err := insertEvents(ctx, tx, []outbox.Event{ev})
+		if err != nil {
+			return err
+		}
 		ok = true
-		return tx.InsertOutbox(ctx, ev)
+		if len(dispatch) == 0 {
+			ev.LeaseOwner = "" // written for the relay: not dispatched here
+		}
+		return nil
 	})
 	if apperr.Is(err, apperr.Conflict) {
 		return outbox.Event{}, false, nil // changed meanwhile; the next run looks again

@@ -34,7 +34,9 @@ func (r *Recovery) redrive(ctx context.Context, rep *Report, note func(error)) e
 		note(err)
 		if ok {
 			rep.Redriven++
-			events = append(events, e)
+			if e.LeaseOwner != "" { // else written for the relay
+				events = append(events, e)
+			}
 		}
 	}
 	if len(events) > 0 && r.Dispatcher != nil {
@@ -70,8 +72,12 @@ func (r *Recovery) redriveOne(ctx context.Context, id string) (outbox.Event, boo
 			return err
 		}
 		ev = newAdvanceEvent(eventID, r.Shards, commandFor(s, ReasonRecovery), chain(s, nil), now, now, r.owner(), r.dispatchLease())
-		if err := tx.InsertOutbox(ctx, ev); err != nil {
+		dispatch, err := insertEvents(ctx, tx, []outbox.Event{ev})
+		if err != nil {
 			return err
+		}
+		if len(dispatch) == 0 {
+			ev.LeaseOwner = "" // written for the relay: not dispatched here
 		}
 		ok = true
 		return nil

@@ -76,10 +76,8 @@ func (a *Advancer) save(ctx context.Context, inst saga.Instance, run stepRun, m 
 			}
 			events = append(events, e)
 		}
-		for _, e := range events {
-			if err := tx.InsertOutbox(ctx, e); err != nil {
-				return err
-			}
+		if events, err = insertEvents(ctx, tx, events); err != nil {
+			return err
 		}
 		res = Result{Status: StatusProcessed, SagaID: cur.ID, Step: r.name, Direction: r.dir, Outcome: d.outcome, State: d.next.State}
 		final = r
