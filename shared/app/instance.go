@@ -4,27 +4,41 @@ import (
 	"context"
 	"os"
 	"sync"
+	"time"
 
 	"ordersaga/shared/config"
 )
 
 var (
-	instanceOnce sync.Once
-	instance     *App
-	instanceErr  error
+	instanceMu sync.Mutex
+	instance   *App
 )
 
-// Instance returns the App of this function instance, built once from the
+// coldStartTimeout bounds building the App (opening the YDB driver, its
+// discovery) so a network blip fails fast instead of hanging the invocation.
+const coldStartTimeout = 20 * time.Second
+
+// Instance returns the App of this function instance, built from the
 // environment at cold start and reused by every invocation (connections
-// survive between calls). A configuration error is returned on every call.
+// survive between calls). Only success is cached: a failure (a
+// misconfiguration, or YDB unreachable for a moment) is returned to this
+// invocation and the next one tries again.
 func Instance() (*App, error) {
-	instanceOnce.Do(func() {
-		cfg, err := config.Load(os.Getenv)
-		if err != nil {
-			instanceErr = err
-			return
-		}
-		instance, instanceErr = New(context.Background(), cfg, Options{})
-	})
-	return instance, instanceErr
+	instanceMu.Lock()
+	defer instanceMu.Unlock()
+	if instance != nil {
+		return instance, nil
+	}
+	cfg, err := config.Load(os.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), coldStartTimeout)
+	defer cancel()
+	a, err := New(ctx, cfg, Options{})
+	if err != nil {
+		return nil, err
+	}
+	instance = a
+	return a, nil
 }

@@ -12,9 +12,9 @@ import (
 // failure is answered with a JSON error report naming what is wrong (and
 // whether anything changed); nothing is retried by the platform.
 //
-// Before reading or redriving it moves what waits in the YMQ dead-letter
-// queues into the dead-letter store (ingest), so operators see every failure
-// in one place.
+// Before reading or redriving (except in a dry run) it moves what waits in
+// the YMQ dead-letter queues into the dead-letter store (ingest, audited), so
+// operators see every failure in one place.
 func DLQRedrive(ctx context.Context, a *app.App, raw []byte) (any, error) {
 	cmd, err := a.Redrive.DecodeCommand(raw)
 	if err != nil {
@@ -23,8 +23,11 @@ func DLQRedrive(ctx context.Context, a *app.App, raw []byte) (any, error) {
 	}
 	switch cmd.Action {
 	case redrive.ActionList, redrive.ActionShow, redrive.ActionStats, redrive.ActionRedrive:
-		if _, err := a.Redrive.Ingest(ctx, 100); err != nil {
-			a.Log.Warn("dead-letter queue ingestion failed; showing the store as it is", "error", err)
+		// A dry run changes nothing, not even this.
+		if !cmd.DryRun {
+			if _, err := a.Redrive.IngestBeforeRead(ctx, cmd.Actor, 100); err != nil {
+				a.Log.Warn("dead-letter queue ingestion failed; showing the store as it is", "error", err)
+			}
 		}
 	}
 	res, err := a.Redrive.Execute(ctx, cmd)

@@ -78,14 +78,15 @@ func SagaRecovery(ctx context.Context, a *app.App, raw []byte) (any, error) {
 	if _, err := yc.DecodeTimer(raw); err != nil {
 		return Report(err), nil
 	}
-	rep, err := a.Recovery.Run(ctx)
-	if err != nil {
-		return nil, err
-	}
+	// Every job runs even when an earlier one failed (one saga that cannot
+	// be repaired must not blind the DLQ ingestion and its alert); the
+	// errors are returned together at the end, which marks the invocation
+	// failed in monitoring.
+	rep, recErr := a.Recovery.Run(ctx)
 	a.RecordRecovery(rep)
 	out := RecoveryReport{Report: rep}
 	cutoff := a.Now().Add(-a.Config.Relay.Retention)
-	err = a.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+	err := a.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		n, err := tx.DeletePublishedOutbox(ctx, cutoff, 1000)
 		out.OutboxPurged = n
 		return err
@@ -103,5 +104,9 @@ func SagaRecovery(ctx context.Context, a *app.App, raw []byte) (any, error) {
 		a.Log.Warn("resolving dead letters of finished sagas failed", "error", err)
 	}
 	a.RecordDeadLetterSizes(ctx)
+	if recErr != nil {
+		a.Log.Error("saga recovery finished with errors", "error", recErr, "report", out)
+		return nil, recErr
+	}
 	return out, nil
 }

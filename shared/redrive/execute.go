@@ -97,3 +97,19 @@ func ErrorReport(err error) ErrorResult {
 	return ErrorResult{Error: ErrorBody{Kind: k.String(), Message: apperr.Message(err), Fields: apperr.Fields(err),
 		NothingChanged: refused, Retryable: apperr.Retryable(err)}}
 }
+
+// IngestBeforeRead moves what waits in the dead-letter queues into the store
+// before an operator reads it, so a list shows every failure. Moving
+// messages is a change, so it is audited (by actor, or "system") whenever it
+// moved anything. Errors: those of Ingest.
+func (s *Service) IngestBeforeRead(ctx context.Context, actor string, max int) (int, error) {
+	if actor == "" {
+		actor = ActorSystem
+	}
+	n, err := s.Ingest(ctx, max)
+	if n > 0 {
+		_, _ = s.audit(ctx, actor, ActionIngest, map[string]any{"max": max, "before": "read"}, n, "ok",
+			map[string]any{"ingested": n, "ids": []string{}})
+	}
+	return n, err
+}

@@ -94,6 +94,11 @@ func (s *Service) ingestOne(ctx context.Context, dlqName, source string, m queue
 		switch {
 		case err == nil && gen < existing.RedriveCount:
 			return nil // an older generation, recorded and redriven already
+		case err == nil && (existing.Status == dlq.StatusResolved || existing.Status == dlq.StatusDiscarded):
+			// The same generation again after its entry was closed: a copy
+			// left behind by a crash between record and delete. Closing
+			// stands; the message is only deleted.
+			return nil
 		case err != nil && !apperr.Is(err, apperr.NotFound):
 			return err
 		}

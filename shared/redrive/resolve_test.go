@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"ordersaga/shared/dlq"
+	"ordersaga/shared/queue"
 	"ordersaga/shared/saga"
 	"ordersaga/shared/store"
 )
@@ -63,4 +64,30 @@ func TestResolveFinishedResolvesOnlyEntriesOfFinishedSagas(t *testing.T) {
 	if n, _ := f.svc.ResolveFinished(ctx, 100); n != 0 {
 		t.Errorf("second run resolved %d", n)
 	}
+}
+
+// A message re-ingested after its entry was closed (a crash between record
+// and delete left a copy in the DLQ) does not reopen the entry.
+func TestReingestDoesNotReopenAClosedEntry(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	now := f.clock.Now()
+	err := f.store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		return tx.InsertDeadLetter(ctx, dlq.DeadLetter{ID: "closed", Source: dlq.SourceQueue, SourceRef: "msg-1", Queue: srcName,
+			Payload: []byte(`{}`), ErrorType: ErrorTypeMaxReceives, Error: "moved", RetryCount: 3, FirstFailedAt: now,
+			LastFailedAt: now, Status: dlq.StatusDiscarded, ResolvedAt: now, ResolvedBy: "ops", CreatedAt: now, UpdatedAt: now, Version: 1})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.svc.ingestOne(ctx, dlqName, srcName, queue.Message{MessageID: "msg-1", Body: `{}`, ReceiveCount: 4}); err != nil {
+		t.Fatal(err)
+	}
+	_ = f.store.View(ctx, func(ctx context.Context, tx store.Tx) error {
+		d, err := tx.GetDeadLetter(ctx, "closed")
+		if err != nil || d.Status != dlq.StatusDiscarded || d.Version != 1 {
+			t.Errorf("entry %+v %v: a re-ingested copy reopened it", d, err)
+		}
+		return nil
+	})
 }

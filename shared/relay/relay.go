@@ -62,7 +62,12 @@ type Report struct {
 	// Pending and OldestPendingAgeSeconds describe the backlog after the run.
 	Pending                 int     `json:"pending"`
 	OldestPendingAgeSeconds float64 `json:"oldest_pending_age_seconds"`
-	Stopped                 string  `json:"stopped"` // "drained", "deadline" or "error"
+	// Stopped says why the run ended: "drained" (nothing due), "blocked"
+	// (due rows wait behind an earlier row of their aggregate that is leased
+	// or backing off), "deadline" or "error".
+	Stopped string `json:"stopped"`
+	// Blocked is how many due rows the last claim saw but could not take.
+	Blocked int `json:"blocked"`
 }
 
 func (r *Relay) now() time.Time {
@@ -122,6 +127,9 @@ func (r *Relay) Run(ctx context.Context, budget time.Duration) (Report, error) {
 			return rep, err
 		}
 		if n == 0 {
+			if rep.Blocked > 0 {
+				rep.Stopped = "blocked"
+			}
 			break
 		}
 	}
@@ -146,10 +154,11 @@ func (r *Relay) fillBacklog(ctx context.Context, rep *Report) {
 // RunOnce claims one batch, publishes it and records the outcome in rep. It
 // returns the number of rows claimed (0 = nothing was due).
 func (r *Relay) RunOnce(ctx context.Context, rep *Report) (int, error) {
-	claimed, err := r.claim(ctx)
+	claimed, blocked, err := r.claim(ctx)
 	if err != nil {
 		return 0, err
 	}
+	rep.Blocked = blocked
 	if len(claimed) == 0 {
 		return 0, nil
 	}
@@ -164,15 +173,20 @@ func (r *Relay) RunOnce(ctx context.Context, rep *Report) (int, error) {
 
 // claim leases up to BatchSize due rows, at most one per aggregate and only
 // the aggregate's earliest pending row, in one transaction.
-func (r *Relay) claim(ctx context.Context) ([]outbox.Event, error) {
+func (r *Relay) claim(ctx context.Context) ([]outbox.Event, int, error) {
 	var claimed []outbox.Event
+	seen := 0
 	err := r.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
-		claimed = claimed[:0]
+		claimed, seen = claimed[:0], 0
 		now := r.now()
-		due, err := tx.ListOutboxDue(ctx, r.Shard, now, r.batchSize())
+		// Look further than one batch: rows queued behind an aggregate's
+		// earlier row that is leased or backing off cannot be claimed, and
+		// must not hide claimable rows behind them.
+		due, err := tx.ListOutboxDue(ctx, r.Shard, now, 4*r.batchSize())
 		if err != nil {
 			return err
 		}
+		seen = len(due)
 		if len(due) == 0 {
 			return nil
 		}
@@ -189,6 +203,9 @@ func (r *Relay) claim(ctx context.Context) ([]outbox.Event, error) {
 			if taken[e.AggregateID] || earliest[e.AggregateID] != e.ID {
 				continue // an earlier row of this aggregate must go first
 			}
+			if len(claimed) >= r.batchSize() {
+				break
+			}
 			taken[e.AggregateID] = true
 			prev := e.Version
 			e.LeaseOwner, e.LeaseUntil, e.Version = r.Owner, now.Add(r.lease()), e.Version+1
@@ -200,9 +217,9 @@ func (r *Relay) claim(ctx context.Context) ([]outbox.Event, error) {
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("claim outbox batch: %w", err)
+		return nil, 0, fmt.Errorf("claim outbox batch: %w", err)
 	}
-	return claimed, nil
+	return claimed, seen - len(claimed), nil
 }
 
 // outcome of sending one row.
@@ -225,15 +242,19 @@ func (r *Relay) publish(ctx context.Context, claimed []outbox.Event) (published,
 			return 0, 0, 0, err
 		}
 	}
+	var deadTypes []deadRow // hooks run after commit: the closure may run more than once
 	err = r.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
-		published, failed, dead = 0, 0, 0
+		published, failed, dead, deadTypes = 0, 0, 0, deadTypes[:0]
 		now := r.now()
 		for _, o := range results {
-			p, f, d, err := r.record(ctx, tx, o, now)
+			p, f, d, errType, err := r.record(ctx, tx, o, now)
 			if err != nil {
 				return err
 			}
 			published, failed, dead = published+p, failed+f, dead+d
+			if d > 0 {
+				deadTypes = append(deadTypes, deadRow{o.event.Destination, errType})
+			}
 		}
 		return nil
 	})
@@ -241,6 +262,11 @@ func (r *Relay) publish(ctx context.Context, claimed []outbox.Event) (published,
 		return 0, 0, 0, fmt.Errorf("record outbox outcomes: %w", err)
 	}
 	r.report(results)
+	for _, d := range deadTypes {
+		if r.OnDead != nil {
+			r.OnDead(d.destination, d.errorType)
+		}
+	}
 	return published, failed, dead, nil
 }
 
@@ -265,7 +291,10 @@ func (r *Relay) report(results []outcome) {
 
 // record applies one send outcome. A row whose lease was taken over by
 // another relay (version moved on) is left alone: that relay owns it now.
-func (r *Relay) record(ctx context.Context, tx store.Tx, o outcome, now time.Time) (published, failed, dead int, err error) {
+// deadRow names a row that went dead (for the OnDead hook).
+type deadRow struct{ destination, errorType string }
+
+func (r *Relay) record(ctx context.Context, tx store.Tx, o outcome, now time.Time) (published, failed, dead int, errorType string, err error) {
 	e := o.event
 	prev := e.Version
 	e.Version++
@@ -274,11 +303,11 @@ func (r *Relay) record(ctx context.Context, tx store.Tx, o outcome, now time.Tim
 		e.Status, e.PublishedAt, e.LastError = outbox.StatusPublished, now, ""
 		if err := tx.UpdateOutbox(ctx, e, prev); err != nil {
 			if apperr.Is(err, apperr.Conflict) {
-				return 0, 0, 0, nil
+				return 0, 0, 0, "", nil
 			}
-			return 0, 0, 0, err
+			return 0, 0, 0, "", err
 		}
-		return 1, 0, 0, nil
+		return 1, 0, 0, "", nil
 	}
 	e.Attempts++
 	e.LastError = truncate(o.err.Error(), 1000)
@@ -289,22 +318,19 @@ func (r *Relay) record(ctx context.Context, tx store.Tx, o outcome, now time.Tim
 	}
 	if err := tx.UpdateOutbox(ctx, e, prev); err != nil {
 		if apperr.Is(err, apperr.Conflict) {
-			return 0, 0, 0, nil
+			return 0, 0, 0, "", nil
 		}
-		return 0, 0, 0, err
+		return 0, 0, 0, "", err
 	}
 	if e.Status != outbox.StatusDead {
-		return 0, 1, 0, nil
+		return 0, 1, 0, "", nil
 	}
 	// dlq.Record reopens this row's entry if it was redriven before (loop guard).
 	d, err := dlq.Record(ctx, tx, deadLetter(e, o.err, r.newID(), now), r.LoopLimit)
 	if err != nil {
-		return 0, 0, 0, err
+		return 0, 0, 0, "", err
 	}
-	if r.OnDead != nil {
-		r.OnDead(e.Destination, d.ErrorType)
-	}
-	return 0, 1, 1, nil
+	return 0, 1, 1, d.ErrorType, nil
 }
 
 func (r *Relay) newID() string {

@@ -401,3 +401,28 @@ func TestAFailedRowHoldsBackLaterRowsOfItsAggregate(t *testing.T) {
 		t.Fatalf("order %v, want %v", order, ids)
 	}
 }
+
+func TestRunReportsRowsBlockedBehindALeasedRow(t *testing.T) {
+	f := newFixture(t)
+	ids := f.addEvents(t, 2, "agg-blocked")
+	// Another relay holds the first row.
+	err := f.store.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
+		e, err := tx.GetOutbox(ctx, ids[0])
+		if err != nil {
+			return err
+		}
+		prev := e.Version
+		e.LeaseOwner, e.LeaseUntil, e.Version = "other", f.clock.Now().Add(time.Minute), prev+1
+		return tx.UpdateOutbox(ctx, e, prev)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := f.relay("r").Run(context.Background(), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Claimed != 0 || rep.Stopped != "blocked" || rep.Blocked != 1 || rep.Pending != 2 {
+		t.Fatalf("report %+v, want the second row reported blocked", rep)
+	}
+}
