@@ -77,7 +77,6 @@ func (s *Service) Create(ctx context.Context, cmd CreateCommand) (Response, erro
 		return Response{}, apperr.Wrap(apperr.Internal, err, "encode request")
 	}
 	fp := idempotency.Fingerprint("POST", routeFingerprint, normalized)
-	now := s.now()
 
 	var resp Response
 	var events []outbox.Event
@@ -85,6 +84,9 @@ func (s *Service) Create(ctx context.Context, cmd CreateCommand) (Response, erro
 		events = nil
 		err = s.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 			events = nil
+			// Read the clock inside the transaction: a request that waited
+			// for the writer must not stamp a lease that has already lapsed.
+			now := s.now()
 			existing, err := tx.GetIdempotencyKey(ctx, cmd.Caller.Subject, cmd.Key)
 			var prev *idempotency.Record
 			switch {
