@@ -54,22 +54,7 @@ func (r *Recovery) reconcile(ctx context.Context, rep *Report, note func(error))
 	if err != nil {
 		return err
 	}
-	var events []outbox.Event
-	for _, s := range diverged {
-		e, ok, err := r.repair(ctx, s.ID)
-		note(err)
-		if ok {
-			rep.Reconciled++
-			if e.LeaseOwner != "" { // else written for the relay
-				events = append(events, e)
-			}
-		}
-	}
-	if len(events) > 0 && r.Dispatcher != nil {
-		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		r.Dispatcher.Dispatch(dctx, events)
-		cancel()
-	}
+	rep.Reconciled += r.forEach(ctx, diverged, r.repair, note)
 	return nil
 }
 

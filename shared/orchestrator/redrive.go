@@ -28,22 +28,7 @@ func (r *Recovery) redrive(ctx context.Context, rep *Report, note func(error)) e
 		return err
 	}
 	rep.DueSagas += len(due)
-	var events []outbox.Event
-	for _, s := range due {
-		e, ok, err := r.redriveOne(ctx, s.ID)
-		note(err)
-		if ok {
-			rep.Redriven++
-			if e.LeaseOwner != "" { // else written for the relay
-				events = append(events, e)
-			}
-		}
-	}
-	if len(events) > 0 && r.Dispatcher != nil {
-		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		r.Dispatcher.Dispatch(dctx, events)
-		cancel()
-	}
+	rep.Redriven += r.forEach(ctx, due, r.redriveOne, note)
 	return nil
 }
 
@@ -98,3 +83,29 @@ func (r *Recovery) redriveOne(ctx context.Context, id string) (outbox.Event, boo
 }
 
 func (r *Recovery) stuckAfter() time.Duration { return orDefault(r.StuckAfter, 2*time.Minute) }
+
+// forEach runs one per-saga repair (redriveOne or repair) for each saga,
+// notes each error, dispatches the rows they wrote for dispatch (a row
+// written for the relay has no lease owner), and returns how many acted.
+func (r *Recovery) forEach(ctx context.Context, sagas []saga.Instance,
+	one func(context.Context, string) (outbox.Event, bool, error), note func(error)) int {
+	var events []outbox.Event
+	n := 0
+	for _, s := range sagas {
+		e, ok, err := one(ctx, s.ID)
+		note(err)
+		if !ok {
+			continue
+		}
+		n++
+		if e.LeaseOwner != "" {
+			events = append(events, e)
+		}
+	}
+	if len(events) > 0 && r.Dispatcher != nil {
+		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		r.Dispatcher.Dispatch(dctx, events)
+		cancel()
+	}
+	return n
+}
