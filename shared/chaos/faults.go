@@ -1,8 +1,9 @@
 package chaos
 
 import (
+	"maps"
 	"math/rand/v2"
-	"sort"
+	"slices"
 	"sync"
 	"time"
 )
@@ -155,11 +156,4 @@ func (t *tally) snapshot() map[string]int {
 
 // sortedKeys returns m's keys in order (maps are printed and compared in
 // this order only).
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }

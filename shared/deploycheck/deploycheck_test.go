@@ -3,10 +3,11 @@ package deploycheck
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 	"testing"
 
@@ -206,14 +207,7 @@ func numberMap(t *testing.T, m tfModule, name string) map[string]int {
 	return out
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
+func sortedKeys[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
 func equal(a, b []string) bool {
 	return strings.Join(a, ",") == strings.Join(b, ",")

@@ -21,6 +21,7 @@ import (
 
 	"ordersaga/shared/apperr"
 	"ordersaga/shared/payments"
+	"ordersaga/shared/resilience"
 )
 
 // DefaultDeclineAbove is the largest amount (minor units) charged without a decline.
@@ -241,12 +242,5 @@ func (s *Sim) sleep(ctx context.Context, d time.Duration) error {
 	if s.cfg.Sleep != nil {
 		return s.cfg.Sleep(ctx, d)
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return resilience.SleepContext(ctx, d)
 }
