@@ -41,8 +41,7 @@ func Report(err error) ErrorReport {
 type Func func(ctx context.Context, a *app.App, raw []byte) (any, error)
 
 // Registry maps function names (the folders under functions/) to their
-// bodies. Each is wrapped so that the invocation's metrics are flushed
-// (pushed to Yandex Monitoring) before it returns.
+// bodies (the local runner and the tests invoke functions through it).
 var Registry = map[string]Func{
 	"orderapi":     func(ctx context.Context, a *app.App, raw []byte) (any, error) { return OrderAPI(ctx, a, raw) },
 	"outboxrelay":  func(ctx context.Context, a *app.App, raw []byte) (any, error) { return OutboxRelay(ctx, a, raw) },
@@ -51,22 +50,12 @@ var Registry = map[string]Func{
 	"dlqredrive":   DLQRedrive,
 }
 
-func init() {
-	for name, fn := range Registry {
-		Registry[name] = flushing(fn)
-	}
-}
-
-// flushing pushes the invocation's metrics after fn, whatever its outcome.
-func flushing(fn Func) Func {
-	return func(ctx context.Context, a *app.App, raw []byte) (any, error) {
-		defer a.FlushMetrics(ctx)
-		return fn(ctx, a, raw)
-	}
-}
-
 // OrderAPI serves one API Gateway HTTP invocation (payload format 1.0).
+//
+// Every function body pushes the metrics its invocation recorded before it
+// returns, whatever the outcome (a push failure never fails the invocation).
 func OrderAPI(ctx context.Context, a *app.App, raw []byte) (*yc.HTTPResponse, error) {
+	defer a.FlushMetrics(ctx)
 	resp, err := yc.ServeEvent(a.HTTP, ctx, raw)
 	if err != nil {
 		// A malformed gateway event: answer 400 problem+json, never a 502.
@@ -79,6 +68,7 @@ func OrderAPI(ctx context.Context, a *app.App, raw []byte) (*yc.HTTPResponse, er
 // OutboxRelay handles one timer firing: relay bounded batches until the
 // outbox is drained or the work budget is spent.
 func OutboxRelay(ctx context.Context, a *app.App, raw []byte) (any, error) {
+	defer a.FlushMetrics(ctx)
 	if _, err := yc.DecodeTimer(raw); err != nil {
 		return Report(err), nil
 	}

@@ -16,6 +16,7 @@ import (
 // the YMQ dead-letter queues into the dead-letter store (ingest, audited), so
 // operators see every failure in one place.
 func DLQRedrive(ctx context.Context, a *app.App, raw []byte) (any, error) {
+	defer a.FlushMetrics(ctx)
 	cmd, err := a.Redrive.DecodeCommand(raw)
 	if err != nil {
 		a.RecordRedrive("invalid", "refused")

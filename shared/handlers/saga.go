@@ -33,6 +33,7 @@ type AdvancerReport struct {
 // its message id). Because the batch is retried as a whole, every other
 // message in it runs again; the inbox and the saga token make that harmless.
 func SagaAdvancer(ctx context.Context, a *app.App, raw []byte) (any, error) {
+	defer a.FlushMetrics(ctx)
 	ev, err := yc.DecodeQueue(raw)
 	if err != nil {
 		return Report(err), nil
@@ -75,6 +76,7 @@ type RecoveryReport struct {
 // SagaRecovery handles one timer firing: re-drive stuck sagas, release stale
 // keys, reconcile orders, and delete published outbox rows past retention.
 func SagaRecovery(ctx context.Context, a *app.App, raw []byte) (any, error) {
+	defer a.FlushMetrics(ctx)
 	if _, err := yc.DecodeTimer(raw); err != nil {
 		return Report(err), nil
 	}
