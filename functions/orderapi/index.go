@@ -15,7 +15,7 @@ import (
 func Handler(ctx context.Context, event []byte) (*yc.HTTPResponse, error) {
 	a, err := app.Instance()
 	if err != nil {
-		return nil, err
+		return handlers.ColdStartFailed(err), nil
 	}
 	return handlers.OrderAPI(ctx, a, event)
 }

@@ -7,6 +7,7 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"time"
 
 	"ordersaga/shared/app"
@@ -81,4 +82,16 @@ func OutboxRelay(ctx context.Context, a *app.App, raw []byte) (any, error) {
 		return nil, err
 	}
 	return rep, nil
+}
+
+// ColdStartFailed answers an HTTP invocation whose instance could not be
+// built (configuration, or YDB unreachable at cold start) with a 503
+// problem+json and Retry-After, instead of the platform's bare 502; the
+// cause goes to the log, not to the client.
+func ColdStartFailed(err error) *yc.HTTPResponse {
+	slog.Error("cold start failed", "error", err)
+	body, _ := json.Marshal(map[string]any{"type": "about:blank", "title": "Service Unavailable", "status": 503,
+		"detail": "the service is starting or misconfigured; retry later with the same Idempotency-Key"})
+	return &yc.HTTPResponse{StatusCode: 503, Body: string(body),
+		Headers: map[string]string{"Content-Type": "application/problem+json", "Retry-After": "5"}}
 }
