@@ -3,6 +3,8 @@ package handlers
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -49,5 +51,15 @@ func TestEveryFunctionFlushesItsMetrics(t *testing.T) {
 		if fc.flushes != before+1 {
 			t.Errorf("%s with a bad event flushed %d times, want once", name, fc.flushes-before)
 		}
+	}
+}
+
+func TestColdStartFailureIsA503ProblemWithoutInternals(t *testing.T) {
+	r := ColdStartFailed(errors.New("YDB_CONNECTION_STRING=grpcs://secret-host: connection refused"))
+	if r.StatusCode != 503 || r.Headers["Content-Type"] != "application/problem+json" || r.Headers["Retry-After"] == "" {
+		t.Fatalf("response %+v", r)
+	}
+	if strings.Contains(r.Body, "secret-host") {
+		t.Errorf("the cause leaked to the client: %s", r.Body)
 	}
 }
