@@ -17,6 +17,7 @@ import (
 
 	"ordersaga/shared/adminapi"
 	"ordersaga/shared/config"
+	"ordersaga/shared/dlq"
 	"ordersaga/shared/httpapi"
 	"ordersaga/shared/identity"
 	"ordersaga/shared/metrics"
@@ -229,13 +230,32 @@ func (a *App) RecordRecovery(rep orchestrator.Report) { a.hooks.recovery(rep) }
 func (a *App) RecordRedrive(action, outcome string) { a.hooks.redriveAction(action, outcome) }
 
 // RecordDeadLetterSizes sets dlq_size for each dead-letter source (open
-// entries) and for each YMQ dead-letter queue (visible messages not yet ingested).
+// entries) and for each YMQ dead-letter queue (messages not yet ingested).
+// It reads only open entries, through the status index, a bounded number of
+// pages: resolved and discarded history (the bulk of the table) is never read
+// on the timer's path. A count at the bound means "at least".
 func (a *App) RecordDeadLetterSizes(ctx context.Context) {
-	if st, err := a.Redrive.Stats(ctx); err == nil {
-		for _, src := range []string{"queue", "outbox", "saga"} {
-			n := st.OpenBySource[src]
-			a.Metrics.Set(metrics.DLQSize, float64(n), "queue", src)
+	const pageSize, maxPages = 1000, 5
+	for _, src := range []dlq.Source{dlq.SourceQueue, dlq.SourceOutbox, dlq.SourceSaga} {
+		n, cursor := 0, ""
+		err := a.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
+			for page := 0; page < maxPages; page++ {
+				list, next, err := tx.ListDeadLetters(ctx, dlq.Filter{Source: src, Status: dlq.StatusOpen}, dlq.Page{Limit: pageSize, Cursor: cursor})
+				if err != nil {
+					return err
+				}
+				n += len(list)
+				if cursor = next; cursor == "" {
+					return nil
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			a.Log.Warn("counting open dead letters failed", "source", src, "error", err)
+			continue
 		}
+		a.Metrics.Set(metrics.DLQSize, float64(n), "queue", string(src))
 	}
 	if url := a.Config.QueueURLs.SagaCommandsDLQ; url != "" {
 		if visible, inFlight, err := a.Queue.Depth(ctx, url); err == nil {

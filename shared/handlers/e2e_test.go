@@ -269,4 +269,20 @@ func TestFailedSagaShowsItsDeadLetterInTheChain(t *testing.T) {
 	if js := mustJSON(show); !strings.Contains(js, o["id"].(string)) || !strings.Contains(js, "fail-1") {
 		t.Errorf("show lacks the chain: %s", js)
 	}
+	// The recovery timer refreshes the dead-letter gauges.
+	if _, err := Registry["sagarecovery"](context.Background(), s.app, yc.EncodeTimer("t", "", time.Now())); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get(s.srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{`dlq_size{queue="saga"} 1`, `dlq_size{queue="queue"} 0`, `dlq_size{queue="saga-commands-dlq"} 0`,
+		`dlq_additions_total{error_type="transient",queue="saga"} 1`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("/metrics lacks %q", want)
+		}
+	}
 }
