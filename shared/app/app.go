@@ -127,7 +127,7 @@ func New(ctx context.Context, cfg config.Config, opt Options) (*App, error) {
 			outbox.DestSagaCommands: cfg.QueueURLs.SagaCommands,
 			outbox.DestOrderEvents:  cfg.QueueURLs.OrderEvents,
 		},
-		BatchSize: cfg.Relay.BatchSize, MaxAttempts: cfg.Relay.MaxAttempts, Lease: cfg.Relay.Lease,
+		Shards: cfg.Relay.Shards, BatchSize: cfg.Relay.BatchSize, MaxAttempts: cfg.Relay.MaxAttempts, Lease: cfg.Relay.Lease,
 		Backoff: resilience.Backoff{Base: cfg.Relay.BackoffBase, Cap: cfg.Relay.BackoffCap},
 		Now:     a.Now, NewID: a.NewID, Log: a.Log,
 	}

@@ -32,8 +32,10 @@ type Relay struct {
 	// URLs maps an outbox destination (outbox.DestSagaCommands, ...) to a queue URL.
 	URLs map[string]string
 	// Owner names this relay instance in leases (e.g. the function request id).
-	Owner       string
-	Shard       int
+	Owner string
+	// Shards is the number of outbox shards (OUTBOX_SHARDS); every run
+	// claims from each of them (default 1).
+	Shards      int
 	BatchSize   int           // rows per claim (default 100)
 	MaxAttempts int           // publish attempts before a row is dead (default 10)
 	Lease       time.Duration // how long a claim keeps other relays off (default 30 s)
@@ -151,29 +153,37 @@ func (r *Relay) fillBacklog(ctx context.Context, rep *Report) {
 	})
 }
 
-// RunOnce claims one batch, publishes it and records the outcome in rep. It
-// returns the number of rows claimed (0 = nothing was due).
+// RunOnce claims one batch from each shard, publishes them and records the
+// outcome in rep. It returns the number of rows claimed (0 = nothing was due).
 func (r *Relay) RunOnce(ctx context.Context, rep *Report) (int, error) {
-	claimed, blocked, err := r.claim(ctx)
-	if err != nil {
-		return 0, err
+	total, blockedSum := 0, 0
+	for shard := 0; shard < max(r.Shards, 1); shard++ {
+		claimed, blocked, err := r.claim(ctx, shard)
+		if err != nil {
+			return total, err
+		}
+		blockedSum += blocked
+		if len(claimed) == 0 {
+			continue
+		}
+		rep.Batches++
+		rep.Claimed += len(claimed)
+		pub, failed, dead, err := r.publish(ctx, claimed)
+		rep.Published += pub
+		rep.Failed += failed
+		rep.Dead += dead
+		total += len(claimed)
+		if err != nil {
+			return total, err
+		}
 	}
-	rep.Blocked = blocked
-	if len(claimed) == 0 {
-		return 0, nil
-	}
-	rep.Batches++
-	rep.Claimed += len(claimed)
-	pub, failed, dead, err := r.publish(ctx, claimed)
-	rep.Published += pub
-	rep.Failed += failed
-	rep.Dead += dead
-	return len(claimed), err
+	rep.Blocked = blockedSum
+	return total, nil
 }
 
 // claim leases up to BatchSize due rows, at most one per aggregate and only
 // the aggregate's earliest pending row, in one transaction.
-func (r *Relay) claim(ctx context.Context) ([]outbox.Event, int, error) {
+func (r *Relay) claim(ctx context.Context, shard int) ([]outbox.Event, int, error) {
 	var claimed []outbox.Event
 	seen := 0
 	err := r.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
@@ -182,7 +192,7 @@ func (r *Relay) claim(ctx context.Context) ([]outbox.Event, int, error) {
 		// Look further than one batch: rows queued behind an aggregate's
 		// earlier row that is leased or backing off cannot be claimed, and
 		// must not hide claimable rows behind them.
-		due, err := tx.ListOutboxDue(ctx, r.Shard, now, 4*r.batchSize())
+		due, err := tx.ListOutboxDue(ctx, shard, now, 4*r.batchSize())
 		if err != nil {
 			return err
 		}

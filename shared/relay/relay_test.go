@@ -426,3 +426,29 @@ func TestRunReportsRowsBlockedBehindALeasedRow(t *testing.T) {
 		t.Fatalf("report %+v, want the second row reported blocked", rep)
 	}
 }
+
+func TestRelayDrainsEveryShard(t *testing.T) {
+	f := newFixture(t)
+	var ids []string
+	err := f.store.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
+		for shard := 0; shard < 4; shard++ {
+			id := f.newID()
+			ids = append(ids, id)
+			if err := tx.InsertOutbox(ctx, outbox.Event{ID: id, Shard: shard, AggregateType: "saga", AggregateID: "agg-" + id,
+				EventType: outbox.TypeSagaAdvance, Destination: outbox.DestSagaCommands, Payload: []byte(`{}`),
+				Status: outbox.StatusPending, NextAttemptAt: f.clock.Now(), CreatedAt: f.clock.Now(), Version: 1}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := f.relay("r")
+	r.Shards = 4
+	rep, err := r.Run(context.Background(), time.Minute)
+	if err != nil || rep.Published != 4 || rep.Pending != 0 {
+		t.Fatalf("report %+v, %v: every shard must be drained", rep, err)
+	}
+}
