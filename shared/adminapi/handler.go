@@ -29,9 +29,10 @@ const (
 )
 
 type handler struct {
-	svc  *redrive.Service
-	auth identity.Authenticator
-	rt   *httpapi.Router
+	svc   *redrive.Service
+	auth  identity.Authenticator
+	rt    *httpapi.Router
+	stock StockAdmin
 }
 
 type callerKey struct{}
@@ -39,7 +40,7 @@ type callerKey struct{}
 // NewHandler returns the admin API. Identity is resolved by auth before
 // routing, so unauthenticated and non-admin callers learn nothing about the
 // routes. The audit actor of every change is the caller's subject.
-func NewHandler(svc *redrive.Service, auth identity.Authenticator) http.Handler {
+func NewHandler(svc *redrive.Service, auth identity.Authenticator, opts ...Option) http.Handler {
 	h := &handler{svc: svc, auth: auth, rt: &httpapi.Router{}}
 	h.rt.HandleFunc(RouteList, h.list)
 	h.rt.HandleFunc(RouteBulkRetry, h.bulkRetry)
@@ -48,6 +49,9 @@ func NewHandler(svc *redrive.Service, auth identity.Authenticator) http.Handler 
 	h.rt.HandleFunc(RouteRetry, h.retry)
 	h.rt.HandleFunc(RouteDiscard, h.discard)
 	h.rt.HandleFunc(RouteAudit, h.audit)
+	for _, o := range opts {
+		o(h)
+	}
 	return h
 }
 

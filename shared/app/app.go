@@ -146,7 +146,7 @@ func New(ctx context.Context, cfg config.Config, opt Options) (*App, error) {
 		Orders: a.Orders, Auth: auth, Log: a.Log,
 		RequestID: func(r *http.Request) string { return yc.RequestID(r.Context()) },
 		OnRequest: a.hooks.httpRequest,
-		Admin:     adminapi.NewHandler(a.Redrive, auth),
+		Admin:     adminapi.NewHandler(a.Redrive, auth, adminapi.WithStock(a.Stock)),
 	})
 	return a, nil
 }

@@ -16,7 +16,7 @@ import (
 
 // wireSaga builds the participants, the advancer and the recovery job.
 func (a *App) wireSaga(cfg config.Config, owner string) {
-	a.Stock = &stock.Service{Store: a.Store, Now: a.Now}
+	a.Stock = &stock.Service{Store: a.Store, Now: a.Now, NewID: a.NewID}
 	var provider payments.Provider
 	if cfg.Payment.ProviderURL != "" {
 		provider = &payments.HTTPProvider{BaseURL: cfg.Payment.ProviderURL, Client: &http.Client{}, Now: a.Now}

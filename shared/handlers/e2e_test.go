@@ -286,3 +286,34 @@ func TestFailedSagaShowsItsDeadLetterInTheChain(t *testing.T) {
 		}
 	}
 }
+
+func TestAdminSetsStockForTheCloud(t *testing.T) {
+	s := newSuite(t, nil)
+	put := func(token, sku, body string) *http.Response {
+		req, _ := http.NewRequest("PUT", s.srv.URL+"/admin/stock/"+sku, strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	if r := put("dev-user", "sku-9", `{"available":5}`); r.StatusCode != 403 {
+		t.Errorf("a user set stock: %d", r.StatusCode)
+	}
+	for _, bad := range []string{`{"available":-1}`, `{"available":"5"}`, `{}`, `{"available":5,"x":1}`} {
+		if r := put("dev-admin", "sku-9", bad); r.StatusCode != 400 {
+			t.Errorf("%s: status %d, want 400", bad, r.StatusCode)
+		}
+	}
+	if r := put("dev-admin", "sku-9", `{"available":5}`); r.StatusCode != 200 {
+		t.Fatalf("set stock: %d", r.StatusCode)
+	}
+	o := s.post("stock-1", `{"customer_id":"c-1","currency":"RUB","items":[{"sku":"sku-9","quantity":5,"unit_price_minor":100}]}`)
+	s.pump()
+	if got := s.get("/orders/" + o["id"].(string)); got["status"] != "CONFIRMED" {
+		t.Fatalf("order on newly stocked SKU: %v", got["status"])
+	}
+}

@@ -48,7 +48,7 @@ func NewHandler(d Deps) http.Handler {
 	rt.HandleFunc("POST /orders", h.createOrder)
 	rt.HandleFunc("GET /orders/{id}", h.getOrder)
 	if d.Admin != nil {
-		for _, m := range []string{"GET", "POST", "DELETE"} {
+		for _, m := range []string{"GET", "POST", "PUT", "DELETE"} {
 			rt.Handle(m+" /admin/{rest...}", d.Admin)
 		}
 	}

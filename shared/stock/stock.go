@@ -27,6 +27,8 @@ type Service struct {
 	Store store.Store
 	// Now is the clock; time.Now if nil.
 	Now func() time.Time
+	// NewID names audit records of operator changes.
+	NewID func() string
 }
 
 // maxConflictRetries bounds re-runs after a concurrent insert of the same

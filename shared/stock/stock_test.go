@@ -200,3 +200,37 @@ func TestConcurrentReservationsNeverOversell(t *testing.T) {
 		t.Fatalf("list stock: %v %+v", err, all)
 	}
 }
+
+func TestSetAvailableIsAuditedAndValidated(t *testing.T) {
+	svc := newService(t, nil)
+	ctx := context.Background()
+	if _, err := svc.SetAvailable(ctx, "ops", "sku-new", 40); err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Reserve(ctx, "saga-1", "order-1", []inventory.Line{{SKU: "sku-new", Quantity: 15}}); err != nil {
+		t.Fatal(err)
+	}
+	st, err := svc.SetAvailable(ctx, "ops", "sku-new", 100)
+	if err != nil || st.Available != 100 || st.Reserved != 15 {
+		t.Fatalf("stock %+v %v: set must keep reserved units", st, err)
+	}
+	for _, bad := range []struct {
+		sku string
+		n   int64
+	}{{"", 1}, {"bad sku", 1}, {"sku-1", -1}, {"sku-1", stock.MaxAvailable + 1}} {
+		if _, err := svc.SetAvailable(ctx, "ops", bad.sku, bad.n); !apperr.Is(err, apperr.Invalid) {
+			t.Errorf("SetAvailable(%q, %d) = %v, want Invalid", bad.sku, bad.n, err)
+		}
+	}
+	_ = svc.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
+		audit, err := tx.ListAudit(ctx, 10)
+		if err != nil || len(audit) != 2 || audit[0].Actor != "ops" || audit[0].Action != "stock_set" {
+			t.Errorf("audit %+v %v", audit, err)
+		}
+		return nil
+	})
+	list, err := svc.List(ctx)
+	if err != nil || len(list) != 1 || list[0].SKU != "sku-new" {
+		t.Errorf("list %+v %v", list, err)
+	}
+}
