@@ -23,8 +23,10 @@ type Problem struct {
 	Errors   []apperr.FieldError `json:"errors,omitempty"`
 }
 
-// problemBase prefixes problem type URIs; each names a section of the README.
-const problemBase = "https://github.com/ordersaga/ordersaga#problem-"
+// problemBase prefixes problem type URIs. They are URNs on purpose: stable
+// identifiers that do not pretend to be dereferenceable documentation
+// (RFC 9457 §3.1.1); the README's "Problem types" table explains each.
+const problemBase = "urn:ordersaga:problem:"
 
 // StatusOf maps an error to its HTTP status: the one place that does so.
 func StatusOf(err error) int {
