@@ -185,51 +185,71 @@ func (r *Relay) RunOnce(ctx context.Context, rep *Report) (int, error) {
 // the aggregate's earliest pending row, in one transaction.
 func (r *Relay) claim(ctx context.Context, shard int) ([]outbox.Event, int, error) {
 	var claimed []outbox.Event
-	seen := 0
+	blocked := 0
 	err := r.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
-		claimed, seen = claimed[:0], 0
+		claimed, blocked = claimed[:0], 0
 		now := r.now()
-		// Look further than one batch: rows queued behind an aggregate's
-		// earlier row that is leased or backing off cannot be claimed, and
-		// must not hide claimable rows behind them.
-		due, err := tx.ListOutboxDue(ctx, shard, now, 4*r.batchSize())
-		if err != nil {
-			return err
-		}
-		seen = len(due)
-		if len(due) == 0 {
-			return nil
-		}
-		ids := make([]string, 0, len(due))
-		for _, e := range due {
-			ids = append(ids, e.AggregateID)
-		}
-		earliest, err := tx.EarliestPending(ctx, ids)
-		if err != nil {
-			return err
-		}
-		taken := make(map[string]bool, len(due))
-		for _, e := range due {
-			if taken[e.AggregateID] || earliest[e.AggregateID] != e.ID {
-				continue // an earlier row of this aggregate must go first
-			}
-			if len(claimed) >= r.batchSize() {
-				break
-			}
-			taken[e.AggregateID] = true
-			prev := e.Version
-			e.LeaseOwner, e.LeaseUntil, e.Version = r.Owner, now.Add(r.lease()), e.Version+1
-			if err := tx.UpdateOutbox(ctx, e, prev); err != nil {
+		// One batch of due rows usually fills the claim. When rows queued
+		// behind an aggregate's earlier row (leased or backing off) leave
+		// it short, look four batches deep, so they do not hide claimable
+		// rows behind them.
+		for _, window := range []int{r.batchSize(), 4 * r.batchSize()} {
+			due, err := tx.ListOutboxDue(ctx, shard, now, window)
+			if err != nil {
 				return err
 			}
-			claimed = append(claimed, e)
+			before := len(claimed)
+			if claimed, err = r.take(ctx, tx, due, claimed, now); err != nil {
+				return err
+			}
+			blocked = len(due) - (len(claimed) - before)
+			if len(claimed) >= r.batchSize() || len(due) < window {
+				break
+			}
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, 0, fmt.Errorf("claim outbox batch: %w", err)
 	}
-	return claimed, seen - len(claimed), nil
+	return claimed, blocked, nil
+}
+
+// take leases the rows of due that are the earliest pending row of their
+// aggregate (one per aggregate, skipping those already in claimed) until the
+// batch is full, and returns claimed with them appended.
+func (r *Relay) take(ctx context.Context, tx store.Tx, due, claimed []outbox.Event, now time.Time) ([]outbox.Event, error) {
+	if len(due) == 0 || len(claimed) >= r.batchSize() {
+		return claimed, nil
+	}
+	ids := make([]string, 0, len(due))
+	for _, e := range due {
+		ids = append(ids, e.AggregateID)
+	}
+	earliest, err := tx.EarliestPending(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	taken := make(map[string]bool, len(due)+len(claimed))
+	for _, e := range claimed {
+		taken[e.AggregateID] = true
+	}
+	for _, e := range due {
+		if len(claimed) >= r.batchSize() {
+			break
+		}
+		if taken[e.AggregateID] || earliest[e.AggregateID] != e.ID {
+			continue // taken already, or an earlier row of this aggregate must go first
+		}
+		taken[e.AggregateID] = true
+		prev := e.Version
+		e.LeaseOwner, e.LeaseUntil, e.Version = r.Owner, now.Add(r.lease()), e.Version+1
+		if err := tx.UpdateOutbox(ctx, e, prev); err != nil {
+			return nil, err
+		}
+		claimed = append(claimed, e)
+	}
+	return claimed, nil
 }
 
 // outcome of sending one row.

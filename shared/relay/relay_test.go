@@ -452,3 +452,39 @@ func TestRelayDrainsEveryShard(t *testing.T) {
 		t.Fatalf("report %+v, %v: every shard must be drained", rep, err)
 	}
 }
+
+// Rows queued behind a blocked aggregate must not hide claimable rows: with
+// a batch of 5 and 8 blocked rows in front, the claim still finds the others.
+func TestBlockedRowsDoNotHideClaimableOnes(t *testing.T) {
+	f := newFixture(t)
+	blockedIDs := f.addEvents(t, 9, "agg-stuck")
+	f.clock.Add(time.Second) // the free rows come after every blocked one
+	free := f.addEvents(t, 3, "")
+	err := f.store.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
+		e, err := tx.GetOutbox(ctx, blockedIDs[0])
+		if err != nil {
+			return err
+		}
+		prev := e.Version
+		e.LeaseOwner, e.LeaseUntil, e.Version = "other", f.clock.Now().Add(time.Hour), prev+1
+		return tx.UpdateOutbox(ctx, e, prev)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := f.relay("r")
+	r.BatchSize = 5
+	rep, err := r.Run(context.Background(), time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts, _ := f.drain(t)
+	for _, id := range free {
+		if counts[id] != 1 {
+			t.Errorf("claimable row %s was hidden behind the blocked aggregate (report %+v)", id, rep)
+		}
+	}
+	if rep.Stopped != "blocked" || rep.Blocked != 8 {
+		t.Errorf("report %+v, want 8 rows reported blocked", rep)
+	}
+}
