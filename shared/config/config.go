@@ -326,45 +326,38 @@ func (r *reader) str(name string, dst *string) {
 }
 
 func (r *reader) int(name string, dst *int) {
-	if v := strings.TrimSpace(r.get(name)); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			r.errs = append(r.errs, fmt.Errorf("%s must be an integer (got %q)", name, v))
-			return
-		}
-		*dst = n
-	}
+	read(r, name, dst, "an integer", strconv.Atoi)
 }
 
 func (r *reader) int64(name string, dst *int64) {
-	if v := strings.TrimSpace(r.get(name)); v != "" {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			r.errs = append(r.errs, fmt.Errorf("%s must be an integer (got %q)", name, v))
-			return
-		}
-		*dst = n
-	}
+	read(r, name, dst, "an integer", func(v string) (int64, error) { return strconv.ParseInt(v, 10, 64) })
 }
 
 func (r *reader) float(name string, dst *float64) {
-	if v := strings.TrimSpace(r.get(name)); v != "" {
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			r.errs = append(r.errs, fmt.Errorf("%s must be a number (got %q)", name, v))
-			return
-		}
-		*dst = f
-	}
+	read(r, name, dst, "a number", func(v string) (float64, error) { return strconv.ParseFloat(v, 64) })
 }
 
 func (r *reader) dur(name string, dst *time.Duration) {
-	if v := strings.TrimSpace(r.get(name)); v != "" {
+	read(r, name, dst, "a Go duration such as 30s or 5m", func(v string) (time.Duration, error) {
 		d, err := time.ParseDuration(v)
-		if err != nil || d < 0 {
-			r.errs = append(r.errs, fmt.Errorf("%s must be a Go duration such as 30s or 5m (got %q)", name, v))
-			return
+		if err == nil && d < 0 {
+			err = fmt.Errorf("negative duration")
 		}
-		*dst = d
+		return d, err
+	})
+}
+
+// read parses variable name with parse into dst when it is set, and records
+// a message naming the variable and the expected form when it is malformed.
+func read[T any](r *reader, name string, dst *T, want string, parse func(string) (T, error)) {
+	v := strings.TrimSpace(r.get(name))
+	if v == "" {
+		return
 	}
+	x, err := parse(v)
+	if err != nil {
+		r.errs = append(r.errs, fmt.Errorf("%s must be %s (got %q)", name, want, v))
+		return
+	}
+	*dst = x
 }

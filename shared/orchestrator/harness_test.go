@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"ordersaga/shared/fakeclock"
 	"ordersaga/shared/identity"
 	"ordersaga/shared/inventory"
 	"ordersaga/shared/orchestrator"
@@ -36,24 +37,8 @@ var (
 
 var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
-// clock is a manual, monotonic test clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-
-func (c *clock) Advance(d time.Duration) { c.mu.Lock(); defer c.mu.Unlock(); c.t = c.t.Add(d) }
-
-// AtLeast moves the clock forward to t (never back).
-func (c *clock) AtLeast(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if t.After(c.t) {
-		c.t = t
-	}
-}
+// clock is the shared settable test clock.
+type clock = fakeclock.Clock
 
 // recorder is the fake Dispatcher: it keeps every dispatched row and, like
 // the real fast path, marks it published (a row the test "delivers" has been
@@ -146,7 +131,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 		t.Fatalf("open store: %v", err)
 	}
 	t.Cleanup(func() { st.Close() })
-	clk := &clock{t: t0}
+	clk := fakeclock.New(t0)
 	var n atomic.Int64
 	newID := func() string { return fmt.Sprintf("id-%08d", n.Add(1)) }
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))

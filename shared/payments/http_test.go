@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"ordersaga/shared/apperr"
+	"ordersaga/shared/fakeclock"
 	"ordersaga/shared/payments"
 	"ordersaga/shared/paymentsim"
 	"ordersaga/shared/resilience"
@@ -95,11 +96,8 @@ func TestHTTPProviderStatusMapping(t *testing.T) {
 	}
 }
 
-// clock is a manual clock for the breaker.
-type clock struct{ now atomic.Int64 }
-
-func (c *clock) Now() time.Time          { return time.Unix(0, c.now.Load()) }
-func (c *clock) Advance(d time.Duration) { c.now.Add(int64(d)) }
+// clock is the shared settable test clock.
+type clock = fakeclock.Clock
 
 // gate blocks the simulator's latency sleep until released, announcing each entry.
 type gate struct {
@@ -149,7 +147,7 @@ func newPolicy(clk *clock, o policyOpts) *resilience.Policy {
 
 func TestBreakerThroughHTTP(t *testing.T) {
 	ctx := context.Background()
-	clk := &clock{}
+	clk := fakeclock.New(time.Unix(0, 0))
 	g := newGate()
 	sim := paymentsim.New(paymentsim.Config{FailureRate: 1})
 	policy := newPolicy(clk, policyOpts{threshold: 3, toClose: 2, attempts: 1, concurrent: 8})
@@ -209,7 +207,7 @@ func TestBreakerThroughHTTP(t *testing.T) {
 
 func TestFailedProbeReopens(t *testing.T) {
 	ctx := context.Background()
-	clk := &clock{}
+	clk := fakeclock.New(time.Unix(0, 0))
 	sim := paymentsim.New(paymentsim.Config{FailureRate: 1})
 	policy := newPolicy(clk, policyOpts{threshold: 1, toClose: 1, attempts: 1, concurrent: 8})
 	p := payments.NewGuardedProvider(serve(t, sim.Handler()), policy)
@@ -227,7 +225,7 @@ func TestBulkheadRejectsWhenFull(t *testing.T) {
 	ctx := context.Background()
 	g := newGate()
 	sim := paymentsim.New(paymentsim.Config{Latency: time.Millisecond, Sleep: g.Sleep})
-	policy := newPolicy(&clock{}, policyOpts{threshold: 5, toClose: 1, attempts: 1, concurrent: 2})
+	policy := newPolicy(fakeclock.New(time.Unix(0, 0)), policyOpts{threshold: 5, toClose: 1, attempts: 1, concurrent: 2})
 	p := payments.NewGuardedProvider(serve(t, sim.Handler()), policy)
 	done := make(chan error, 2)
 	for _, k := range []string{"a", "b"} {
@@ -267,7 +265,7 @@ func TestRetryInsideBreaker(t *testing.T) {
 	})
 	var sleeps []time.Duration
 	var events []resilience.AttemptEvent
-	policy := newPolicy(&clock{}, policyOpts{threshold: 1, toClose: 1, attempts: 3, concurrent: 4, sleeps: &sleeps, events: &events})
+	policy := newPolicy(fakeclock.New(time.Unix(0, 0)), policyOpts{threshold: 1, toClose: 1, attempts: 3, concurrent: 4, sleeps: &sleeps, events: &events})
 	p := payments.NewGuardedProvider(serve(t, flakyHandler), policy)
 
 	if _, err := p.Charge(ctx, "k", 10, "RUB"); err != nil {

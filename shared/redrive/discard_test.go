@@ -41,7 +41,7 @@ func TestDiscardKeepsTheRecordAndPurgeRemovesOldOnes(t *testing.T) {
 	if rep, err := f.svc.Purge(ctx, "ops", 24*time.Hour, 10, false); err != nil || rep.Changed != 0 {
 		t.Fatalf("early purge = %+v, %v", rep, err)
 	}
-	f.clock.Add(25 * time.Hour)
+	f.clock.Advance(25 * time.Hour)
 	open := f.addDeadOutbox(t, "ev-3") // open entries are never purged
 	before := f.snapshot(t, "audit")
 	if rep, err := f.svc.Purge(ctx, "ops", 24*time.Hour, 10, true); err != nil || rep.Changed != 2 {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"ordersaga/shared/dlq"
+	"ordersaga/shared/fakeclock"
 	"ordersaga/shared/outbox"
 	"ordersaga/shared/queue"
 	"ordersaga/shared/saga"
@@ -22,14 +23,8 @@ import (
 	"ordersaga/shared/store"
 )
 
-// clock is a settable test clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+// clock is the shared settable test clock.
+type clock = fakeclock.Clock
 
 const (
 	srcName = "saga-commands"
@@ -57,7 +52,7 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	f := &fixture{path: filepath.Join(t.TempDir(), "redrive.db"),
-		clock: &clock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}}
+		clock: fakeclock.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))}
 	s, err := sqlitestore.Open(ctx, f.path, sqlitestore.Options{Now: f.clock.Now})
 	if err != nil {
 		t.Fatal(err)
@@ -95,7 +90,7 @@ func (f *fixture) sleep(_ context.Context, d time.Duration) error {
 	f.mu.Lock()
 	f.sleeps = append(f.sleeps, d)
 	f.mu.Unlock()
-	f.clock.Add(d)
+	f.clock.Advance(d)
 	return nil
 }
 

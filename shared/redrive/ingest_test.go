@@ -59,7 +59,7 @@ func (c *consumer) kill(t *testing.T) {
 		if n := c.poll(t); n != 1 {
 			t.Fatalf("delivery %d: got %d messages, want 1", i, n)
 		}
-		c.f.clock.Add(visibility + time.Second)
+		c.f.clock.Advance(visibility + time.Second)
 	}
 	if n := c.poll(t); n != 0 {
 		t.Fatalf("delivery %d: got %d messages, want the message moved to the DLQ", maxReceives+1, n)
@@ -130,7 +130,7 @@ func TestPoisonMessageIsIngestedRedrivenAndProcessedOnce(t *testing.T) {
 		m.Attributes[outbox.AttrEventID] != "ev-1" || m.Body != string(d.Payload) {
 		t.Fatalf("redriven message = %+v", m)
 	}
-	f.clock.Add(2 * time.Second)
+	f.clock.Advance(2 * time.Second)
 
 	// The redriven message is processed; a duplicate delivery is dropped by the inbox.
 	c.poll(t)
@@ -222,7 +222,7 @@ func TestIngestAfterACrashRecordsOnce(t *testing.T) {
 	if len(first) != 1 || f.depth(t, f.dlqURL) != 1 {
 		t.Fatalf("after the crash: %d entries, DLQ depth %d", len(first), f.depth(t, f.dlqURL))
 	}
-	f.clock.Add(ingestVisibility + time.Second)
+	f.clock.Advance(ingestVisibility + time.Second)
 	f.mustIngest(t, 1)
 	after := f.all(t)
 	if len(after) != 1 || after[0].Version != first[0].Version || len(after[0].History) != 1 || f.depth(t, f.dlqURL) != 0 {
@@ -240,7 +240,7 @@ func TestIngestDropsAnOlderGenerationOfARedrivenEntry(t *testing.T) {
 	f.svc.Queue = f.queue
 	id := f.all(t)[0].ID
 	f.mustRedrive(t, Selection{IDs: []string{id}})
-	f.clock.Add(ingestVisibility + time.Second)
+	f.clock.Advance(ingestVisibility + time.Second)
 	f.mustIngest(t, 1) // the stale copy leaves the DLQ
 	if d := f.get(t, id); d.Status != dlq.StatusRedriven || len(d.History) != 1 {
 		t.Fatalf("a stale copy reopened the entry: %+v", d)

@@ -49,7 +49,7 @@ func TestMaxIsRespected(t *testing.T) {
 	f := newFixture(t)
 	for i := 0; i < 5; i++ {
 		f.addDeadOutbox(t, fmt.Sprintf("ev-%d", i))
-		f.clock.Add(time.Second)
+		f.clock.Advance(time.Second)
 	}
 	rep := f.mustRedrive(t, Selection{Filter: dlq.Filter{Source: dlq.SourceOutbox}, All: true, Max: 3})
 	if rep.Selected != 3 || rep.Redriven != 3 {
@@ -130,7 +130,7 @@ func TestRedriveStopsBeforeTheDeadline(t *testing.T) {
 func TestOutboxRedriveResetsTheRow(t *testing.T) {
 	f := newFixture(t)
 	id := f.addDeadOutbox(t, "ev-1")
-	f.clock.Add(time.Minute)
+	f.clock.Advance(time.Minute)
 	now := f.clock.Now()
 	rep := f.mustRedrive(t, Selection{IDs: []string{id}})
 	if rep.Redriven != 1 {
@@ -165,7 +165,7 @@ func TestOutboxRedriveResetsTheRow(t *testing.T) {
 func TestSagaRedriveResumesCompensation(t *testing.T) {
 	f := newFixture(t)
 	id := f.addFailedSaga(t, "s-1")
-	f.clock.Add(time.Minute)
+	f.clock.Advance(time.Minute)
 	now := f.clock.Now()
 	if rep := f.mustRedrive(t, Selection{IDs: []string{id}}); rep.Redriven != 1 {
 		t.Fatalf("report = %+v", rep)

@@ -12,6 +12,7 @@ import (
 
 	"ordersaga/shared/apperr"
 	"ordersaga/shared/dlq"
+	"ordersaga/shared/fakeclock"
 	"ordersaga/shared/outbox"
 	"ordersaga/shared/queue"
 	"ordersaga/shared/resilience"
@@ -20,14 +21,8 @@ import (
 	"ordersaga/shared/store"
 )
 
-// clock is a settable test clock.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *clock) Add(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
+// clock is the shared settable test clock.
+type clock = fakeclock.Clock
 
 type fixture struct {
 	store store.Store
@@ -40,7 +35,7 @@ type fixture struct {
 func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "relay.db")
-	clk := &clock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	clk := fakeclock.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	s, err := sqlitestore.Open(context.Background(), path, sqlitestore.Options{Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
@@ -168,7 +163,7 @@ func TestCrashAfterSendBeforeMarkResends(t *testing.T) {
 	if rep, _ := f.relay("other").Run(context.Background(), time.Minute); rep.Claimed != 0 {
 		t.Fatalf("a live lease was ignored: %+v", rep)
 	}
-	f.clock.Add(31 * time.Second) // the lease lapses
+	f.clock.Advance(31 * time.Second) // the lease lapses
 	rep, err := f.relay("other").Run(context.Background(), time.Minute)
 	if err != nil || rep.Published != 5 {
 		t.Fatalf("rerun: %+v %v", rep, err)
@@ -267,7 +262,7 @@ func TestFailingQueueBacksOffThenDeadLetters(t *testing.T) {
 					t.Fatalf("claimed a row before its backoff elapsed")
 				}
 			}
-			f.clock.Add(d)
+			f.clock.Advance(d)
 		} else if e.Status != outbox.StatusDead || rep.Dead != 1 {
 			t.Fatalf("after max attempts: %+v %+v", rep, e)
 		}
@@ -390,7 +385,7 @@ func TestAFailedRowHoldsBackLaterRowsOfItsAggregate(t *testing.T) {
 			t.Errorf("unrelated row %s delivered %d times", id, counts[id])
 		}
 	}
-	f.clock.Add(time.Hour)
+	f.clock.Advance(time.Hour)
 	for i := 0; i < 10; i++ {
 		if _, err := r.Run(context.Background(), time.Minute); err != nil {
 			t.Fatal(err)
@@ -458,7 +453,7 @@ func TestRelayDrainsEveryShard(t *testing.T) {
 func TestBlockedRowsDoNotHideClaimableOnes(t *testing.T) {
 	f := newFixture(t)
 	blockedIDs := f.addEvents(t, 9, "agg-stuck")
-	f.clock.Add(time.Second) // the free rows come after every blocked one
+	f.clock.Advance(time.Second) // the free rows come after every blocked one
 	free := f.addEvents(t, 3, "")
 	err := f.store.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
 		e, err := tx.GetOutbox(ctx, blockedIDs[0])
