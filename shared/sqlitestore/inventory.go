@@ -76,7 +76,7 @@ func (t *tx) InsertReservation(ctx context.Context, r inventory.Reservation) err
 		return err
 	}
 	return t.insert(ctx, "reservation "+quoted(r.ID), sqlInsertReservation,
-		r.ID, r.OrderID, lines, string(r.Status), r.Reason, tm(r.CreatedAt), tm(r.UpdatedAt), r.Version)
+		r.ID, r.OrderID, lines, string(r.Status), note(r.Reason), tm(r.CreatedAt), tm(r.UpdatedAt), r.Version)
 }
 
 // UpdateReservation implements store.Inventory: it stores r (with r.Version
@@ -88,7 +88,7 @@ func (t *tx) UpdateReservation(ctx context.Context, r inventory.Reservation, exp
 		return err
 	}
 	return t.updateVersioned(ctx, "reservation "+quoted(r.ID), expectedVersion, sqlUpdateReservation,
-		[]any{r.OrderID, lines, string(r.Status), r.Reason, tm(r.CreatedAt), tm(r.UpdatedAt), r.Version,
+		[]any{r.OrderID, lines, string(r.Status), note(r.Reason), tm(r.CreatedAt), tm(r.UpdatedAt), r.Version,
 			r.ID, expectedVersion},
 		sqlReservationExists, r.ID)
 }

@@ -52,7 +52,7 @@ func (t *tx) InsertOutbox(ctx context.Context, e outbox.Event) error {
 	}
 	return t.insert(ctx, "outbox event "+quoted(e.ID), sqlInsertOutbox,
 		e.ID, e.Shard, e.AggregateType, e.AggregateID, e.EventType, e.Destination, e.Payload, meta,
-		string(e.Status), e.Attempts, tm(e.NextAttemptAt), e.LeaseOwner, tm(e.LeaseUntil), e.LastError,
+		string(e.Status), e.Attempts, tm(e.NextAttemptAt), e.LeaseOwner, tm(e.LeaseUntil), note(e.LastError),
 		tm(e.CreatedAt), tm(e.PublishedAt), e.Version)
 }
 
@@ -75,7 +75,7 @@ func (t *tx) UpdateOutbox(ctx context.Context, e outbox.Event, expectedVersion i
 	return t.updateVersioned(ctx, "outbox event "+quoted(e.ID), expectedVersion, sqlUpdateOutbox,
 		[]any{e.Shard, e.AggregateType, e.AggregateID, e.EventType, e.Destination, e.Payload, meta,
 			string(e.Status), e.Attempts, tm(e.NextAttemptAt), e.LeaseOwner, tm(e.LeaseUntil),
-			e.LastError, tm(e.CreatedAt), tm(e.PublishedAt), e.Version, e.ID, expectedVersion},
+			note(e.LastError), tm(e.CreatedAt), tm(e.PublishedAt), e.Version, e.ID, expectedVersion},
 		sqlOutboxExists, e.ID)
 }
 

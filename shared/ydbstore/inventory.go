@@ -149,7 +149,7 @@ func reservationParams(r inventory.Reservation) *paramList {
 		text("$order_id", r.OrderID).
 		json("$lines", r.Lines).
 		text("$status", string(r.Status)).
-		text("$reason", r.Reason).
+		note("$reason", r.Reason).
 		optTS("$created_at", r.CreatedAt).
 		optTS("$updated_at", r.UpdatedAt).
 		int("$version", r.Version)

@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ydb-platform/ydb-go-genproto/protos/Ydb_Query"
 	"github.com/ydb-platform/ydb-go-sdk/v3"
+	"google.golang.org/protobuf/proto"
 	"github.com/ydb-platform/ydb-go-sdk/v3/query"
 )
 
@@ -43,6 +45,9 @@ func (r *recorder) check(yql string, p ydb.Params) string {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		r.t.Errorf("%s: bound %v, declared %v", name, got, want)
 	}
+	if err := marshalParams(p); err != nil {
+		r.t.Errorf("%s: the SDK could not send these parameters: %v", name, err)
+	}
 	return name
 }
 
@@ -65,6 +70,19 @@ func (r *recorder) each(_ context.Context, yql string, p ydb.Params, fn func(que
 		return nil
 	}
 	return fn(&fakeRow{r: r, name: name, yql: yql})
+}
+
+// marshalParams encodes p exactly as the SDK sends it: ToYDB (what
+// internal/query's execute request is built from) inside an
+// Ydb_Query.ExecuteQueryRequest, through proto.Marshal, which refuses a
+// string field holding invalid UTF-8.
+func marshalParams(p ydb.Params) error {
+	m, err := p.ToYDB()
+	if err != nil {
+		return err
+	}
+	_, err = proto.Marshal(&Ydb_Query.ExecuteQueryRequest{Parameters: m})
+	return err
 }
 
 // fakeRow is a row whose columns all read as NULL, except "version".
