@@ -10,8 +10,8 @@ import (
 
 	"github.com/ydb-platform/ydb-go-genproto/protos/Ydb_Query"
 	"github.com/ydb-platform/ydb-go-sdk/v3"
-	"google.golang.org/protobuf/proto"
 	"github.com/ydb-platform/ydb-go-sdk/v3/query"
+	"google.golang.org/protobuf/proto"
 )
 
 // recorder is a conn that executes nothing. For every statement a tx method
