@@ -281,3 +281,20 @@ func TestColumnsMatchSQLite(t *testing.T) {
 		}
 	}
 }
+
+// TestHotTablesSplitByLoad: every table written on each order or saga step
+// has AUTO_PARTITIONING_BY_LOAD enabled by a migration.
+func TestHotTablesSplitByLoad(t *testing.T) {
+	tables := schemaTables(t)
+	for _, name := range []string{"orders", "idempotency_keys", "sagas", "saga_log", "outbox", "inbox"} {
+		found := false
+		for _, s := range tables[name].settings {
+			if strings.Contains(s, "AUTO_PARTITIONING_BY_LOAD = ENABLED") {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%s: no AUTO_PARTITIONING_BY_LOAD = ENABLED", name)
+		}
+	}
+}
