@@ -44,8 +44,8 @@ func (c *checker) stockConserved() {
 			continue
 		}
 		r, ok := c.s.res[id]
-		if !ok || r.Status != inventory.Reserved {
-			c.fail("saga %s completed without holding its reservation (%v)", id, r.Status)
+		if !ok || r.Status != inventory.Settled {
+			c.fail("saga %s completed without settling its reservation (%v)", id, r.Status)
 			continue
 		}
 		if got, want := linesOf(r.Lines), itemsOf(c.s.orders[inst.Data.OrderID].Items); !reflect.DeepEqual(got, want) {
@@ -66,17 +66,17 @@ func (c *checker) stockConserved() {
 		switch {
 		case !known:
 			c.fail("stock row %s was never seeded", st.SKU)
-		case st.Available < 0 || st.Reserved < 0:
-			c.fail("stock %s is negative: available %d, reserved %d", st.SKU, st.Available, st.Reserved)
-		case st.Available+st.Reserved != init:
-			c.fail("stock %s is not conserved: available %d + reserved %d != initial %d", st.SKU, st.Available, st.Reserved, init)
+		case st.Available < 0 || st.Reserved < 0 || st.Sold < 0:
+			c.fail("stock %s is negative: available %d, reserved %d, sold %d", st.SKU, st.Available, st.Reserved, st.Sold)
+		case st.Available+st.Reserved+st.Sold != init:
+			c.fail("stock %s is not conserved: available %d + reserved %d + sold %d != initial %d", st.SKU, st.Available, st.Reserved, st.Sold, init)
 		}
 		if st.Reserved != held[st.SKU] {
 			c.fail("stock %s: %d reserved, but reservations hold %d", st.SKU, st.Reserved, held[st.SKU])
 		}
-		if st.Reserved != sold[st.SKU]+failedHeld[st.SKU] {
-			c.fail("stock %s: %d reserved, but CONFIRMED orders bought %d (and failed sagas hold %d)",
-				st.SKU, st.Reserved, sold[st.SKU], failedHeld[st.SKU])
+		if st.Sold != sold[st.SKU] || st.Reserved != failedHeld[st.SKU] {
+			c.fail("stock %s: %d sold and %d reserved, but CONFIRMED orders bought %d and failed sagas hold %d",
+				st.SKU, st.Sold, st.Reserved, sold[st.SKU], failedHeld[st.SKU])
 		}
 	}
 	for _, sku := range sortedKeys(c.w.initial) {

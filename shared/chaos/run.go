@@ -143,12 +143,12 @@ func (w *world) sampleStock(ctx context.Context) {
 	}
 	at := w.clock.Elapsed().Round(time.Millisecond)
 	for _, st := range all {
-		if st.Available < 0 || st.Reserved < 0 {
-			w.sampled = append(w.sampled, fmt.Sprintf("stock %s negative at +%s: available %d, reserved %d", st.SKU, at, st.Available, st.Reserved))
+		if st.Available < 0 || st.Reserved < 0 || st.Sold < 0 {
+			w.sampled = append(w.sampled, fmt.Sprintf("stock %s negative at +%s: available %d, reserved %d, sold %d", st.SKU, at, st.Available, st.Reserved, st.Sold))
 		}
-		if st.Available+st.Reserved != w.initial[st.SKU] {
-			w.sampled = append(w.sampled, fmt.Sprintf("stock %s not conserved at +%s: available %d + reserved %d != initial %d",
-				st.SKU, at, st.Available, st.Reserved, w.initial[st.SKU]))
+		if st.Available+st.Reserved+st.Sold != w.initial[st.SKU] {
+			w.sampled = append(w.sampled, fmt.Sprintf("stock %s not conserved at +%s: available %d + reserved %d + sold %d != initial %d",
+				st.SKU, at, st.Available, st.Reserved, st.Sold, w.initial[st.SKU]))
 		}
 	}
 }

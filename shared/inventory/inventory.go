@@ -4,11 +4,15 @@ package inventory
 
 import "time"
 
-// Stock is the quantity of one SKU. Available never goes below zero.
+// Stock is the quantity of one SKU. Available, Reserved and Sold never go
+// below zero, and only an operator changes their sum: a reservation moves
+// units from Available to Reserved, a release back, and confirming the
+// order (settling the reservation) from Reserved to Sold.
 type Stock struct {
 	SKU       string
 	Available int64
-	Reserved  int64
+	Reserved  int64 // held by orders in flight
+	Sold      int64 // taken by confirmed orders
 	UpdatedAt time.Time
 	Version   int64
 }
@@ -23,6 +27,9 @@ const (
 	// Rejected records that a reservation was refused (out of stock), so a
 	// repeated attempt gives the same answer and a release is a no-op.
 	Rejected ReservationStatus = "rejected"
+	// Settled: the order was confirmed and its units moved from Reserved to
+	// Sold; nothing can release them any more.
+	Settled ReservationStatus = "settled"
 )
 
 // Line is one reserved SKU quantity.

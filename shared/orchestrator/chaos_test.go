@@ -79,8 +79,8 @@ func TestCrashBetweenEffectAndSave(t *testing.T) {
 			if c.ChargedMinor != tc.charged || c.RefundedMinor != tc.refunded || c.Charges > 1 || c.Refunds > 1 {
 				t.Errorf("provider: %+v", c)
 			}
-			if st := e.stockOf("sku-1"); st.Reserved != tc.reserved || st.Available != 10-tc.reserved {
-				t.Errorf("stock: %+v, want %d reserved", st, tc.reserved)
+			if st := e.stockOf("sku-1"); st.Reserved != 0 || st.Sold != tc.reserved || st.Available != 10-tc.reserved {
+				t.Errorf("stock: %+v, want %d sold (reserved, then settled on confirm)", st, tc.reserved)
 			}
 			e.checkInvariants()
 		})

@@ -249,7 +249,7 @@ func TestConcurrentDeliveriesRunOneStep(t *testing.T) {
 	if got := e.trail(sagaID); len(got) != 2 {
 		t.Errorf("trail %v, want 2 lines", got)
 	}
-	if st := e.stockOf("sku-1"); st.Reserved != 2 || st.Available != 3 {
+	if st := e.stockOf("sku-1"); st.Reserved+st.Sold != 2 || st.Available != 3 {
 		t.Errorf("stock %+v: one reservation per saga", st)
 	}
 }

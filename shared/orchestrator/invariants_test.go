@@ -39,14 +39,15 @@ func (e *env) checkInvariants() {
 	var all []inventory.Stock
 	e.view(func(ctx context.Context, tx store.Tx) (err error) { all, err = tx.ListStock(ctx); return err })
 	for _, st := range all {
-		if st.Available < 0 || st.Reserved < 0 {
+		if st.Available < 0 || st.Reserved < 0 || st.Sold < 0 {
 			e.t.Errorf("negative stock: %+v", st)
 		}
-		if st.Available+st.Reserved != e.initial[st.SKU] {
-			e.t.Errorf("%s: available %d + reserved %d != initial %d", st.SKU, st.Available, st.Reserved, e.initial[st.SKU])
+		if st.Available+st.Reserved+st.Sold != e.initial[st.SKU] {
+			e.t.Errorf("%s: available %d + reserved %d + sold %d != initial %d", st.SKU, st.Available, st.Reserved, st.Sold, e.initial[st.SKU])
 		}
-		if st.Reserved != reservedByConfirmed[st.SKU] {
-			e.t.Errorf("%s: reserved %d, but confirmed orders hold %d", st.SKU, st.Reserved, reservedByConfirmed[st.SKU])
+		if st.Sold != reservedByConfirmed[st.SKU] || st.Reserved != 0 {
+			e.t.Errorf("%s: sold %d and reserved %d, but confirmed orders bought %d (and none are in flight)",
+				st.SKU, st.Sold, st.Reserved, reservedByConfirmed[st.SKU])
 		}
 	}
 	charged, refunded := e.totals()

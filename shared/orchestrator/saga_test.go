@@ -61,7 +61,7 @@ func TestHappyPath(t *testing.T) {
 	if c, r := e.totals(); c != 1250 || r != 0 {
 		t.Errorf("ledger %d/%d, want 1250/0", c, r)
 	}
-	if st := e.stockOf("sku-1"); st.Available != 8 || st.Reserved != 2 {
+	if st := e.stockOf("sku-1"); st.Available != 8 || st.Reserved != 0 || st.Sold != 2 {
 		t.Errorf("sku-1: %+v", st)
 	}
 	if n := e.disp.count(outbox.TypeOrderConfirmed); n != 1 {

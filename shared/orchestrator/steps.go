@@ -9,6 +9,7 @@ import (
 	"ordersaga/shared/order"
 	"ordersaga/shared/outbox"
 	"ordersaga/shared/saga"
+	"ordersaga/shared/stock"
 	"ordersaga/shared/store"
 )
 
@@ -94,6 +95,14 @@ func runInternal(ctx context.Context, tx store.Tx, inst saga.Instance, r *stepRu
 	case r.name == saga.StepConfirmOrder:
 		if o.Status == order.StatusConfirmed {
 			return nil, nil // confirmed by an earlier run; nothing more to do
+		}
+		// The reserved units are sold in the transaction that confirms.
+		if err := stock.Settle(ctx, tx, inst.ID, now); err != nil {
+			if !apperr.Is(err, apperr.Invalid) {
+				return nil, err
+			}
+			r.err = err // released or rejected stock cannot be sold: the step fails
+			return nil, nil
 		}
 		return transition(ctx, tx, o, order.StatusConfirmed, "", outbox.TypeOrderConfirmed, r, now)
 	case inst.Step > 0:

@@ -193,7 +193,7 @@ func deadLetterArgs(d dlq.DeadLetter) ([]any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return []any{string(d.Source), d.SourceRef, d.Queue, d.Payload, attrs, d.ErrorType, d.Error,
+	return []any{string(d.Source), d.SourceRef, d.Queue, d.Payload, attrs, d.ErrorType, note(d.Error),
 		d.RetryCount, tm(d.FirstFailedAt), tm(d.LastFailedAt), hist, string(d.Status), d.RedriveCount,
 		boolInt(d.Flagged), tm(d.ResolvedAt), d.ResolvedBy, d.IdempotencyKey, d.OrderID,
 		d.OutboxEventID, d.SagaID, tm(d.CreatedAt), tm(d.UpdatedAt), d.Version}, nil

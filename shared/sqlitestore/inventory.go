@@ -9,13 +9,13 @@ import (
 const reservationColumns = `id, order_id, lines, status, reason, created_at, updated_at, version`
 
 const (
-	sqlGetStock    = `SELECT sku, available, reserved, updated_at, version FROM stock WHERE sku = ?`
-	sqlInsertStock = `INSERT INTO stock (sku, available, reserved, updated_at, version)
-	VALUES (?, ?, ?, ?, ?)`
-	sqlUpdateStock = `UPDATE stock SET available = ?, reserved = ?, updated_at = ?, version = ?
+	sqlGetStock    = `SELECT sku, available, reserved, sold, updated_at, version FROM stock WHERE sku = ?`
+	sqlInsertStock = `INSERT INTO stock (sku, available, reserved, sold, updated_at, version)
+	VALUES (?, ?, ?, ?, ?, ?)`
+	sqlUpdateStock = `UPDATE stock SET available = ?, reserved = ?, sold = ?, updated_at = ?, version = ?
 	WHERE sku = ? AND version = ?`
 	sqlStockExists = `SELECT 1 FROM stock WHERE sku = ?`
-	sqlListStock   = `SELECT sku, available, reserved, updated_at, version FROM stock ORDER BY sku`
+	sqlListStock   = `SELECT sku, available, reserved, sold, updated_at, version FROM stock ORDER BY sku`
 
 	sqlGetReservation    = `SELECT ` + reservationColumns + ` FROM reservations WHERE id = ?`
 	sqlInsertReservation = `INSERT INTO reservations (` + reservationColumns + `)
@@ -42,10 +42,10 @@ func (t *tx) GetStock(ctx context.Context, sku string) (inventory.Stock, error) 
 func (t *tx) PutStock(ctx context.Context, s inventory.Stock, expectedVersion int64) error {
 	if expectedVersion == 0 {
 		return t.insert(ctx, "stock of "+quoted(s.SKU), sqlInsertStock,
-			s.SKU, s.Available, s.Reserved, tm(s.UpdatedAt), s.Version)
+			s.SKU, s.Available, s.Reserved, s.Sold, tm(s.UpdatedAt), s.Version)
 	}
 	return t.updateVersioned(ctx, "stock of "+quoted(s.SKU), expectedVersion, sqlUpdateStock,
-		[]any{s.Available, s.Reserved, tm(s.UpdatedAt), s.Version, s.SKU, expectedVersion},
+		[]any{s.Available, s.Reserved, s.Sold, tm(s.UpdatedAt), s.Version, s.SKU, expectedVersion},
 		sqlStockExists, s.SKU)
 }
 
@@ -76,7 +76,7 @@ func (t *tx) InsertReservation(ctx context.Context, r inventory.Reservation) err
 		return err
 	}
 	return t.insert(ctx, "reservation "+quoted(r.ID), sqlInsertReservation,
-		r.ID, r.OrderID, lines, string(r.Status), r.Reason, tm(r.CreatedAt), tm(r.UpdatedAt), r.Version)
+		r.ID, r.OrderID, lines, string(r.Status), note(r.Reason), tm(r.CreatedAt), tm(r.UpdatedAt), r.Version)
 }
 
 // UpdateReservation implements store.Inventory: it stores r (with r.Version
@@ -88,7 +88,7 @@ func (t *tx) UpdateReservation(ctx context.Context, r inventory.Reservation, exp
 		return err
 	}
 	return t.updateVersioned(ctx, "reservation "+quoted(r.ID), expectedVersion, sqlUpdateReservation,
-		[]any{r.OrderID, lines, string(r.Status), r.Reason, tm(r.CreatedAt), tm(r.UpdatedAt), r.Version,
+		[]any{r.OrderID, lines, string(r.Status), note(r.Reason), tm(r.CreatedAt), tm(r.UpdatedAt), r.Version,
 			r.ID, expectedVersion},
 		sqlReservationExists, r.ID)
 }
@@ -98,7 +98,7 @@ func scanStock(r rowScanner) (inventory.Stock, error) {
 		s   inventory.Stock
 		upd int64
 	)
-	if err := r.Scan(&s.SKU, &s.Available, &s.Reserved, &upd, &s.Version); err != nil {
+	if err := r.Scan(&s.SKU, &s.Available, &s.Reserved, &s.Sold, &upd, &s.Version); err != nil {
 		return inventory.Stock{}, err
 	}
 	s.UpdatedAt = fromTm(upd)

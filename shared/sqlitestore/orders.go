@@ -28,7 +28,7 @@ func (t *tx) InsertOrder(ctx context.Context, o order.Order) error {
 	}
 	return t.insert(ctx, "order "+quoted(o.ID), sqlInsertOrder,
 		o.ID, o.OwnerID, o.CustomerID, o.SagaID, string(o.Status), o.Currency, items, o.TotalMinor,
-		tm(o.CreatedAt), tm(o.UpdatedAt), o.Version, o.IdempotencyKey, o.StatusReason)
+		tm(o.CreatedAt), tm(o.UpdatedAt), o.Version, o.IdempotencyKey, note(o.StatusReason))
 }
 
 // GetOrder implements store.Orders; NotFound if missing.
@@ -50,7 +50,7 @@ func (t *tx) UpdateOrder(ctx context.Context, o order.Order, expectedVersion int
 	}
 	return t.updateVersioned(ctx, "order "+quoted(o.ID), expectedVersion, sqlUpdateOrder,
 		[]any{o.OwnerID, o.CustomerID, o.SagaID, string(o.Status), o.Currency, items, o.TotalMinor,
-			tm(o.CreatedAt), tm(o.UpdatedAt), o.Version, o.IdempotencyKey, o.StatusReason,
+			tm(o.CreatedAt), tm(o.UpdatedAt), o.Version, o.IdempotencyKey, note(o.StatusReason),
 			o.ID, expectedVersion},
 		sqlOrderExists, o.ID)
 }

@@ -12,8 +12,12 @@ const outboxColumns = `id, shard, aggregate_type, aggregate_id, event_type, dest
 	published_at, version`
 
 const (
-	sqlInsertOutbox = `INSERT INTO outbox (` + outboxColumns + `)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	// The row takes the next aggregate_seq of its aggregate (the
+	// outbox_aggregate index's aggregate_id prefix): the order of the
+	// writing transactions, not of anyone's clock.
+	sqlInsertOutbox = `INSERT INTO outbox (` + outboxColumns + `, aggregate_seq)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
+		(SELECT COALESCE(MAX(aggregate_seq), 0) + 1 FROM outbox WHERE aggregate_id = ?))`
 	sqlGetOutbox    = `SELECT ` + outboxColumns + ` FROM outbox WHERE id = ?`
 	sqlUpdateOutbox = `UPDATE outbox SET shard = ?, aggregate_type = ?, aggregate_id = ?,
 	event_type = ?, destination = ?, payload = ?, metadata = ?, status = ?, attempts = ?,
@@ -25,11 +29,12 @@ const (
 	sqlListOutboxDue = `SELECT ` + outboxColumns + ` FROM outbox
 	WHERE status = ? AND shard = ? AND next_attempt_at <= ? AND lease_until <= ?
 	ORDER BY created_at, id LIMIT ?`
-	// The first pending row of each aggregate in (created_at, id) order. The
-	// IN list is filled in by EarliestPending.
+	// The first pending row of each aggregate in (aggregate_seq, created_at,
+	// id) order; rows older than migration 0010 have a NULL aggregate_seq,
+	// which sorts first. The IN list is filled in by EarliestPending.
 	sqlEarliestPending = `SELECT aggregate_id, id FROM (
 		SELECT aggregate_id, id, ROW_NUMBER() OVER (
-			PARTITION BY aggregate_id ORDER BY created_at, id) AS rn
+			PARTITION BY aggregate_id ORDER BY aggregate_seq, created_at, id) AS rn
 		FROM outbox WHERE status = ? AND aggregate_id IN (%s)
 	) WHERE rn = 1`
 	sqlOutboxBacklogCount  = `SELECT COUNT(*) FROM outbox WHERE status = ?`
@@ -52,8 +57,8 @@ func (t *tx) InsertOutbox(ctx context.Context, e outbox.Event) error {
 	}
 	return t.insert(ctx, "outbox event "+quoted(e.ID), sqlInsertOutbox,
 		e.ID, e.Shard, e.AggregateType, e.AggregateID, e.EventType, e.Destination, e.Payload, meta,
-		string(e.Status), e.Attempts, tm(e.NextAttemptAt), e.LeaseOwner, tm(e.LeaseUntil), e.LastError,
-		tm(e.CreatedAt), tm(e.PublishedAt), e.Version)
+		string(e.Status), e.Attempts, tm(e.NextAttemptAt), e.LeaseOwner, tm(e.LeaseUntil), note(e.LastError),
+		tm(e.CreatedAt), tm(e.PublishedAt), e.Version, e.AggregateID)
 }
 
 // GetOutbox implements store.Outbox; NotFound if missing.
@@ -75,7 +80,7 @@ func (t *tx) UpdateOutbox(ctx context.Context, e outbox.Event, expectedVersion i
 	return t.updateVersioned(ctx, "outbox event "+quoted(e.ID), expectedVersion, sqlUpdateOutbox,
 		[]any{e.Shard, e.AggregateType, e.AggregateID, e.EventType, e.Destination, e.Payload, meta,
 			string(e.Status), e.Attempts, tm(e.NextAttemptAt), e.LeaseOwner, tm(e.LeaseUntil),
-			e.LastError, tm(e.CreatedAt), tm(e.PublishedAt), e.Version, e.ID, expectedVersion},
+			note(e.LastError), tm(e.CreatedAt), tm(e.PublishedAt), e.Version, e.ID, expectedVersion},
 		sqlOutboxExists, e.ID)
 }
 

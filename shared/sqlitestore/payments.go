@@ -24,7 +24,7 @@ const (
 func (t *tx) InsertPayment(ctx context.Context, e payment.Entry) error {
 	return t.insert(ctx, "payment "+quoted(e.ID), sqlInsertPayment,
 		e.ID, e.SagaID, e.OrderID, string(e.Kind), e.AmountMinor, e.Currency, string(e.Status),
-		e.ProviderRef, e.Reason, tm(e.CreatedAt))
+		e.ProviderRef, note(e.Reason), tm(e.CreatedAt))
 }
 
 // GetPayment implements store.Payments; NotFound if missing.

@@ -43,7 +43,7 @@ func (t *tx) InsertSaga(ctx context.Context, s saga.Instance) error {
 	}
 	return t.insert(ctx, "saga "+quoted(s.ID), sqlInsertSaga,
 		s.ID, s.Type, string(s.State), data, s.Step, s.Attempts, s.LeaseOwner, tm(s.LeaseUntil),
-		tm(s.NextAttemptAt), s.LastError, s.CorrelationID, tm(s.CreatedAt), tm(s.UpdatedAt),
+		tm(s.NextAttemptAt), note(s.LastError), s.CorrelationID, tm(s.CreatedAt), tm(s.UpdatedAt),
 		tm(s.FinishedAt), s.Version)
 }
 
@@ -65,7 +65,7 @@ func (t *tx) UpdateSaga(ctx context.Context, s saga.Instance, expectedVersion in
 	}
 	return t.updateVersioned(ctx, "saga "+quoted(s.ID), expectedVersion, sqlUpdateSaga,
 		[]any{s.Type, string(s.State), data, s.Step, s.Attempts, s.LeaseOwner, tm(s.LeaseUntil),
-			tm(s.NextAttemptAt), s.LastError, s.CorrelationID, tm(s.CreatedAt), tm(s.UpdatedAt),
+			tm(s.NextAttemptAt), note(s.LastError), s.CorrelationID, tm(s.CreatedAt), tm(s.UpdatedAt),
 			tm(s.FinishedAt), s.Version, s.ID, expectedVersion},
 		sqlSagaExists, s.ID)
 }
@@ -105,7 +105,7 @@ func (t *tx) listSagas(ctx context.Context, what, query string, args ...any) ([]
 // AppendSagaLog implements store.Sagas; Conflict if (saga, seq) exists.
 func (t *tx) AppendSagaLog(ctx context.Context, e saga.LogEntry) error {
 	return t.insert(ctx, "saga log entry", sqlAppendSagaLog,
-		e.SagaID, e.Seq, e.Step, string(e.Direction), string(e.Outcome), e.Attempt, e.Error,
+		e.SagaID, e.Seq, e.Step, string(e.Direction), string(e.Outcome), e.Attempt, note(e.Error),
 		string(e.StateAfter), e.DurationMS, tm(e.At), e.MessageID)
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"sync"
+
+	"ordersaga/shared/store"
 )
 
 // stmtCache keeps one prepared statement per query text and pool. With the
@@ -88,6 +90,10 @@ func (c *stmtCache) close() {
 // The tx's query helpers run through the cache.
 
 func (t *tx) execContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	args, err := textArgs(args)
+	if err != nil {
+		return nil, err
+	}
 	if st := t.stmts.get(query); st != nil {
 		return t.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
 	}
@@ -106,4 +112,25 @@ func (t *tx) queryRowContext(ctx context.Context, query string, args ...any) *sq
 		return t.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
 	}
 	return t.tx.QueryRowContext(ctx, query, args...)
+}
+
+// note marks a diagnostic text argument (an error text, a reason): it is
+// repaired rather than refused when it is not valid UTF-8 (store.RepairText).
+type note string
+
+// textArgs applies the port's text rule to a write's arguments: notes are
+// repaired, any other string that is not valid UTF-8 is Invalid (SQLite
+// would store the bytes, YDB cannot; the adapters must agree).
+func textArgs(args []any) ([]any, error) {
+	for i, a := range args {
+		switch v := a.(type) {
+		case note:
+			args[i] = store.RepairText(string(v))
+		case string:
+			if err := store.CheckText("sqlitestore: text value", v); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return args, nil
 }

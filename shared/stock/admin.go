@@ -22,8 +22,8 @@ var skuPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // SetAvailable sets the available quantity of one SKU (creating it if
 // needed) for an operator, and records who did it in the audit log in the
-// same transaction. Reserved units are not touched: they belong to running
-// or confirmed orders. Errors: Invalid (bad SKU or quantity), Transient.
+// same transaction. Reserved and sold units are not touched: they belong to
+// running and confirmed orders. Errors: Invalid (bad SKU or quantity), Transient.
 func (s *Service) SetAvailable(ctx context.Context, actor, sku string, available int64) (inventory.Stock, error) {
 	switch {
 	case !skuPattern.MatchString(sku):

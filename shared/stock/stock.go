@@ -6,7 +6,10 @@
 // nothing, and a Release that arrives before (or instead of) the Reserve
 // leaves a Released marker so a late Reserve is refused rather than
 // reserving stock after the saga was compensated. Available stock never goes
-// negative: a reservation either takes every line or none.
+// negative: a reservation either takes every line or none. Confirming the
+// order settles the reservation (Settle, inside the confirm transaction):
+// its units move from Reserved to Sold, so Reserved means "held by orders in
+// flight" and available + reserved + sold changes only by operator action.
 package stock
 
 import (
@@ -120,6 +123,7 @@ func (s *Service) Release(ctx context.Context, sagaID string) (bool, error) {
 		if r.Status != inventory.Reserved {
 			// Released earlier by this saga (a repeat after a lost answer)
 			// still counts as released; the marker and a rejection do not.
+			// Settled (sold to a confirmed order) is never given back.
 			released = r.Status == inventory.Released && len(r.Lines) > 0
 			return nil
 		}
@@ -146,6 +150,50 @@ func (s *Service) Release(ctx context.Context, sagaID string) (bool, error) {
 		return nil
 	})
 	return released, err
+}
+
+// Settle moves the units reserved for sagaID from Reserved to Sold, inside
+// the caller's transaction tx (the confirm step's: the order is confirmed
+// and its stock sold atomically). A Settled reservation is left alone (a
+// repeat); a missing one has nothing to settle. A Released or Rejected
+// reservation cannot be sold: Invalid. A stock row whose Reserved is short
+// of the reservation would go negative, so it is refused (Internal) and
+// the transaction fails rather than count units twice.
+func Settle(ctx context.Context, tx store.Tx, sagaID string, now time.Time) error {
+	r, err := tx.GetReservation(ctx, sagaID)
+	if apperr.Is(err, apperr.NotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	switch r.Status {
+	case inventory.Settled:
+		return nil
+	case inventory.Reserved:
+	default:
+		return apperr.New(apperr.Invalid, "stock: reservation %s is %s; it cannot be sold", sagaID, r.Status)
+	}
+	for _, l := range r.Lines {
+		st, err := tx.GetStock(ctx, l.SKU)
+		if err != nil {
+			return fmt.Errorf("stock: settle %s: %w", l.SKU, err)
+		}
+		if st.Reserved < l.Quantity {
+			return apperr.New(apperr.Internal, "stock: %s has %d reserved, fewer than the %d reservation %s holds",
+				l.SKU, st.Reserved, l.Quantity, sagaID)
+		}
+		prev := st.Version
+		st.Reserved -= l.Quantity
+		st.Sold += l.Quantity
+		st.UpdatedAt, st.Version = now, prev+1
+		if err := tx.PutStock(ctx, st, prev); err != nil {
+			return err
+		}
+	}
+	prev := r.Version
+	r.Status, r.UpdatedAt, r.Version = inventory.Settled, now, prev+1
+	return tx.UpdateReservation(ctx, r, prev)
 }
 
 // Seed sets the available stock of each SKU that has no stock row yet and

@@ -110,7 +110,12 @@ type Outbox interface {
 	// NextAttemptAt <= now and whose lease is free at now, oldest CreatedAt first.
 	ListOutboxDue(ctx context.Context, shard int, now time.Time, limit int) ([]outbox.Event, error)
 	// EarliestPending returns, for each given aggregate id that has pending
-	// rows, the id of its pending row with the smallest (CreatedAt, ID).
+	// rows, the id of its pending row that was written first. InsertOutbox
+	// numbers an aggregate's rows 1, 2, 3, ... inside the writing
+	// transaction (a per-aggregate sequence the adapter keeps), so this is
+	// the order of the transactions that wrote them, never of CreatedAt (the
+	// writers' clocks may disagree); rows inserted in one transaction keep
+	// their insertion order.
 	EarliestPending(ctx context.Context, aggregateIDs []string) (map[string]string, error)
 	// OutboxBacklog returns the number of pending rows and the CreatedAt of the oldest.
 	OutboxBacklog(ctx context.Context) (pending int, oldest time.Time, err error)

@@ -19,6 +19,7 @@ var outboxTests = []subtest{
 	{"update_versions", testOutboxUpdate},
 	{"list_due", testOutboxListDue},
 	{"earliest_pending", testEarliestPending},
+	{"earliest_pending_ignores_clocks", testEarliestPendingIgnoresClocks},
 	{"backlog", testOutboxBacklog},
 	{"delete_published", testDeletePublished},
 }
@@ -205,4 +206,68 @@ func testOutboxListDue(t *testing.T, s store.Store) {
 		}
 		return err
 	})
+}
+
+// testEarliestPendingIgnoresClocks: an aggregate's events go out in the
+// order their transactions wrote them, even when a later writer's clock is
+// behind (issue 13 item 7: with a 3 s skew order.confirmed overtook
+// order.created). Updates keep a row's place.
+func testEarliestPendingIgnoresClocks(t *testing.T, s store.Store) {
+	base := window()
+	agg := newID("agg-skew")
+	mk := func(created time.Time) outbox.Event {
+		return outbox.Event{ID: newID("evt"), Shard: uniqueShard(), AggregateType: "order", AggregateID: agg,
+			EventType: outbox.TypeOrderCreated, Destination: outbox.DestOrderEvents, Payload: []byte(`{}`),
+			Metadata: map[string]string{}, Status: outbox.StatusPending, CreatedAt: created,
+			NextAttemptAt: farFuture, Version: 1}
+	}
+	first := mk(sec(base, 10)) // written first by an instance whose clock is ahead
+	second := mk(sec(base, 7)) // written later by one 3 s behind
+	third := mk(sec(base, 1))  // and later still, further behind
+	insertEvents(t, s, first)
+	insertEvents(t, s, second)
+	insertEvents(t, s, third)
+	retireEvents(t, s, first.ID, second.ID, third.ID)
+	earliest := func() string {
+		var got map[string]string
+		mustView(t, s, func(ctx context.Context, tx store.Tx) error {
+			var err error
+			got, err = tx.EarliestPending(ctx, []string{agg})
+			return err
+		})
+		return got[agg]
+	}
+	if got := earliest(); got != first.ID {
+		t.Fatalf("EarliestPending = %s, want the first written %s (not the earliest CreatedAt)", got, first.ID)
+	}
+	// An update (a failed send backing off) does not move it back.
+	mustTx(t, s, func(ctx context.Context, tx store.Tx) error {
+		e, err := tx.GetOutbox(ctx, first.ID)
+		if err != nil {
+			return err
+		}
+		e.Attempts, e.LastError, e.Version = 1, "boom", e.Version+1
+		return tx.UpdateOutbox(ctx, e, e.Version-1)
+	})
+	if got := earliest(); got != first.ID {
+		t.Fatalf("after an update: EarliestPending = %s, want %s", got, first.ID)
+	}
+	publish := func(id string) {
+		mustTx(t, s, func(ctx context.Context, tx store.Tx) error {
+			e, err := tx.GetOutbox(ctx, id)
+			if err != nil {
+				return err
+			}
+			e.Status, e.PublishedAt, e.Version = outbox.StatusPublished, farFuture, e.Version+1
+			return tx.UpdateOutbox(ctx, e, e.Version-1)
+		})
+	}
+	publish(first.ID)
+	if got := earliest(); got != second.ID {
+		t.Fatalf("after publishing the first: EarliestPending = %s, want %s", got, second.ID)
+	}
+	publish(second.ID)
+	if got := earliest(); got != third.ID {
+		t.Fatalf("after publishing the second: EarliestPending = %s, want %s", got, third.ID)
+	}
 }

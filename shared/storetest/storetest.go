@@ -45,6 +45,8 @@ func Run(t *testing.T, open func(t *testing.T) store.Store) {
 		{"deadletters", deadLetterTests},
 		{"audit", auditTests},
 		{"races", raceTests},
+		{"text", textTests},
+		{"conservation", conservationTests},
 	}
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {

@@ -226,6 +226,7 @@ func deadLetterListQuery(f dlq.Filter, cursor string, limit int) (string, *param
 		if err != nil {
 			return "", nil, err
 		}
+		ps.check("$after_id", id)
 		ps.optTS("$after_at", at).add("$after_id", optionalText(id))
 	}
 	ps.uint("$limit", uint64(limit))

@@ -33,7 +33,7 @@ func deadLetterParams(d dlq.DeadLetter) *paramList {
 		bytes("$payload", d.Payload).
 		json("$attrs", d.Attrs).
 		text("$error_type", d.ErrorType).
-		text("$col_error", d.Error).
+		note("$col_error", d.Error).
 		int("$retry_count", int64(d.RetryCount)).
 		optTS("$first_failed_at", d.FirstFailedAt).
 		optTS("$last_failed_at", d.LastFailedAt).

@@ -32,7 +32,11 @@ var errAttemptsExhausted = errors.New("ydbstore: transaction retried too many ti
 // describes the operation in the caller-safe message. Errors that already
 // carry a kind pass through unchanged.
 //
-//   - PRECONDITION_FAILED (INSERT of an existing primary key) → Conflict;
+//   - PRECONDITION_FAILED carrying issue code 2012 (KIKIMR_CONSTRAINT_VIOLATION,
+//     "Conflict with existing key": an INSERT of an existing primary key;
+//     yql/essentials/core/issue/protos/issue_id.proto) → Conflict, matched
+//     through the SDK's ydb.IterateByIssues; PRECONDITION_FAILED without it
+//     (the status is also used for other limits) → Internal;
 //   - query.ErrNoRows → NotFound;
 //   - every status the SDK's retryer retries for an idempotent operation
 //     (ABORTED incl. "transaction locks invalidated", UNAVAILABLE,
@@ -51,7 +55,7 @@ func classify(ctx context.Context, err error, what string, args ...any) error {
 	}
 	msg := fmt.Sprintf(what, args...)
 	switch {
-	case ydb.IsOperationError(err, Ydb.StatusIds_PRECONDITION_FAILED):
+	case ydb.IsOperationError(err, Ydb.StatusIds_PRECONDITION_FAILED) && hasIssue(err, issueConstraintViolation):
 		return apperr.Wrap(apperr.Conflict, err, "%s: already exists", msg)
 	case errors.Is(err, query.ErrNoRows):
 		return apperr.Wrap(apperr.NotFound, err, "%s not found", msg)
@@ -65,6 +69,44 @@ func classify(ctx context.Context, err error, what string, args ...any) error {
 		return apperr.Wrap(apperr.Transient, errors.Join(ctx.Err(), err), "%s: interrupted", msg)
 	}
 	return apperr.Wrap(apperr.Internal, err, "%s", msg)
+}
+
+// issueConstraintViolation is YDB's issue code KIKIMR_CONSTRAINT_VIOLATION
+// ("Conflict with existing key").
+const issueConstraintViolation = 2012
+
+// hasIssue reports whether err's issue tree (nested issues included) holds code.
+func hasIssue(err error, code Ydb.StatusIds_StatusCode) bool {
+	found := false
+	ydb.IterateByIssues(err, func(_ string, c Ydb.StatusIds_StatusCode, _ uint32) {
+		if c == code {
+			found = true
+		}
+	})
+	return found
+}
+
+// retryableBeforeCommit marks an error of a statement that did not carry the
+// commit as retryable by DoTx, when the SDK would retry it for an idempotent
+// operation only (transport Unavailable, Internal, Canceled,
+// DeadlineExceeded; UNDETERMINED, SESSION_EXPIRED: "conditionally retryable"
+// in internal/xerrors of ydb-go-sdk v3.127.4). The transaction has not been
+// committed, and a serializable transaction that never committed left
+// nothing behind, so running the closure again on a fresh session is safe
+// whatever the statement did. Errors carrying a kind (apperr) and errors the
+// SDK retries anyway pass through.
+func retryableBeforeCommit(ctx context.Context, err error) error {
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
+	var ae *apperr.Error
+	if errors.As(err, &ae) {
+		return err
+	}
+	if sdkRetryable(err, true) && !sdkRetryable(err, false) {
+		return retry.RetryableError(err, retry.WithBackoff(retry.TypeFastBackoff))
+	}
+	return err
 }
 
 // sdkRetryable reports whether the SDK's retryer would run an operation

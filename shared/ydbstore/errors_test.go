@@ -61,13 +61,18 @@ func sdkError(t *testing.T, status Ydb.StatusIds_StatusCode, issues ...*Ydb_Issu
 func TestClassifyStatuses(t *testing.T) {
 	tli := &Ydb_Issue.IssueMessage{Message: "Transaction locks invalidated", IssueCode: 2001}
 	tooLarge := &Ydb_Issue.IssueMessage{Message: "program too large", IssueCode: 200509}
+	dupKey := &Ydb_Issue.IssueMessage{Message: "Constraint violated", IssueCode: 1060,
+		Issues: []*Ydb_Issue.IssueMessage{{Message: "Conflict with existing key.", IssueCode: 2012}}}
+	otherLimit := &Ydb_Issue.IssueMessage{Message: "some other precondition", IssueCode: 2029}
 	tests := []struct {
 		name   string
 		status Ydb.StatusIds_StatusCode
 		issues []*Ydb_Issue.IssueMessage
 		want   apperr.Kind
 	}{
-		{"duplicate primary key", Ydb.StatusIds_PRECONDITION_FAILED, nil, apperr.Conflict},
+		{"duplicate primary key (nested issue 2012)", Ydb.StatusIds_PRECONDITION_FAILED, []*Ydb_Issue.IssueMessage{dupKey}, apperr.Conflict},
+		{"precondition failed, another cause", Ydb.StatusIds_PRECONDITION_FAILED, []*Ydb_Issue.IssueMessage{otherLimit}, apperr.Internal},
+		{"precondition failed, no issue", Ydb.StatusIds_PRECONDITION_FAILED, nil, apperr.Internal},
 		{"locks invalidated", Ydb.StatusIds_ABORTED, []*Ydb_Issue.IssueMessage{tli}, apperr.Transient},
 		{"aborted", Ydb.StatusIds_ABORTED, nil, apperr.Transient},
 		{"aborted, program too large", Ydb.StatusIds_ABORTED, []*Ydb_Issue.IssueMessage{tooLarge}, apperr.Internal},
@@ -135,7 +140,7 @@ func TestClassifyOtherErrors(t *testing.T) {
 func TestTxResult(t *testing.T) {
 	ctx := context.Background()
 	aborted := sdkError(t, Ydb.StatusIds_ABORTED)
-	dup := sdkError(t, Ydb.StatusIds_PRECONDITION_FAILED)
+	dup := sdkError(t, Ydb.StatusIds_PRECONDITION_FAILED, &Ydb_Issue.IssueMessage{IssueCode: 2012})
 	own := errors.New("the closure's own error")
 	conflict := apperr.New(apperr.Conflict, "stale version")
 	retryableWrapped := apperr.Wrap(apperr.Transient, aborted, "select")
@@ -180,6 +185,40 @@ func TestSDKRetryable(t *testing.T) {
 	}
 	if sdkRetryable(apperr.New(apperr.Transient, "app"), true) {
 		t.Error("an application error is not the SDK's to retry")
+	}
+}
+
+// TestRetryableBeforeCommit: a statement that failed with a status the SDK
+// retries only for idempotent operations is made retryable for InTx (the
+// transaction never committed); others pass unchanged.
+func TestRetryableBeforeCommit(t *testing.T) {
+	ctx := context.Background()
+	for _, st := range []Ydb.StatusIds_StatusCode{Ydb.StatusIds_UNDETERMINED, Ydb.StatusIds_SESSION_EXPIRED} {
+		err := sdkError(t, st)
+		if sdkRetryable(err, false) {
+			t.Fatalf("%v: the SDK already retries it for InTx; the test proves nothing", st)
+		}
+		got := retryableBeforeCommit(ctx, err)
+		if !sdkRetryable(got, false) {
+			t.Errorf("%v before commit: not retried by InTx", st)
+		}
+		if !errors.Is(got, err) {
+			t.Errorf("%v: cause lost", st)
+		}
+	}
+	for _, err := range []error{
+		sdkError(t, Ydb.StatusIds_SCHEME_ERROR),
+		sdkError(t, Ydb.StatusIds_ABORTED),
+		apperr.New(apperr.Conflict, "app"),
+	} {
+		if got := retryableBeforeCommit(ctx, err); got != err {
+			t.Errorf("%v changed to %v", err, got)
+		}
+	}
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	if u := sdkError(t, Ydb.StatusIds_UNDETERMINED); retryableBeforeCommit(done, u) != u {
+		t.Error("an ended context must not be retried")
 	}
 }
 

@@ -11,12 +11,13 @@ import (
 
 // Tables stock and reservations (schema/ydb/0006_inventory.sql).
 
-const stockColumns = `sku, available, reserved, updated_at, version`
+const stockColumns = `sku, available, reserved, sold, updated_at, version`
 
 const stockDeclares = `
 DECLARE $sku AS Utf8;
 DECLARE $available AS Int64;
 DECLARE $reserved AS Int64;
+DECLARE $sold AS Int64;
 DECLARE $updated_at AS Optional<Timestamp>;
 DECLARE $version AS Int64;
 `
@@ -47,11 +48,11 @@ SELECT version FROM stock WHERE sku = $sku;`
 
 	yqlInsertStock = stockDeclares + `
 INSERT INTO stock (` + stockColumns + `)
-VALUES ($sku, $available, $reserved, $updated_at, $version);`
+VALUES ($sku, $available, $reserved, $sold, $updated_at, $version);`
 
 	yqlUpsertStock = stockDeclares + `
 UPSERT INTO stock (` + stockColumns + `)
-VALUES ($sku, $available, $reserved, $updated_at, $version);`
+VALUES ($sku, $available, $reserved, $sold, $updated_at, $version);`
 
 	// The whole (small) stock table in primary-key order.
 	yqlListStock = `
@@ -139,6 +140,7 @@ func stockParams(s inventory.Stock) *paramList {
 		text("$sku", s.SKU).
 		int("$available", s.Available).
 		int("$reserved", s.Reserved).
+		int("$sold", s.Sold).
 		optTS("$updated_at", s.UpdatedAt).
 		int("$version", s.Version)
 }
@@ -149,7 +151,7 @@ func reservationParams(r inventory.Reservation) *paramList {
 		text("$order_id", r.OrderID).
 		json("$lines", r.Lines).
 		text("$status", string(r.Status)).
-		text("$reason", r.Reason).
+		note("$reason", r.Reason).
 		optTS("$created_at", r.CreatedAt).
 		optTS("$updated_at", r.UpdatedAt).
 		int("$version", r.Version)
@@ -157,19 +159,24 @@ func reservationParams(r inventory.Reservation) *paramList {
 
 func scanStock(r query.Row) (inventory.Stock, error) {
 	var (
-		s   inventory.Stock
-		upd *time.Time
+		s    inventory.Stock
+		upd  *time.Time
+		sold *int64 // NULL on rows written before migration 0010
 	)
 	if err := r.ScanNamed(
 		query.Named("sku", &s.SKU),
 		query.Named("available", &s.Available),
 		query.Named("reserved", &s.Reserved),
+		query.Named("sold", &sold),
 		query.Named("updated_at", &upd),
 		query.Named("version", &s.Version),
 	); err != nil {
 		return inventory.Stock{}, err
 	}
 	s.UpdatedAt = fromTS(upd)
+	if sold != nil {
+		s.Sold = *sold
+	}
 	return s, nil
 }
 

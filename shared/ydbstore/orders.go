@@ -94,7 +94,7 @@ func orderParams(o order.Order) *paramList {
 		optTS("$updated_at", o.UpdatedAt).
 		int("$version", o.Version).
 		text("$idempotency_key", o.IdempotencyKey).
-		text("$status_reason", o.StatusReason)
+		note("$status_reason", o.StatusReason)
 }
 
 func scanOrder(r query.Row) (order.Order, error) {

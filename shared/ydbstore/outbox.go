@@ -42,10 +42,25 @@ const outboxValues = `($id, $shard, $aggregate_type, $aggregate_id, $event_type,
 	$metadata, $status, $attempts, $next_attempt_at, $lease_owner, $lease_until, $last_error,
 	$created_at, $published_at, $version, $expire_at)`
 
+// outboxStruct names every bound column for AsStruct.
+const outboxStruct = `$id AS id, $shard AS shard, $aggregate_type AS aggregate_type,
+	$aggregate_id AS aggregate_id, $event_type AS event_type, $destination AS destination,
+	$payload AS payload, $metadata AS metadata, $status AS status, $attempts AS attempts,
+	$next_attempt_at AS next_attempt_at, $lease_owner AS lease_owner, $lease_until AS lease_until,
+	$last_error AS last_error, $created_at AS created_at, $published_at AS published_at,
+	$version AS version, $expire_at AS expire_at`
+
 const (
+	// The row takes the next aggregate_seq of its aggregate, read in this
+	// statement through idx_aggregate (a point prefix: the few rows of one
+	// order or saga); see schema/ydb/0010_sequence_and_sold.sql.
 	yqlInsertOutbox = outboxDeclares + `
-INSERT INTO outbox (` + outboxColumns + `, expire_at)
-VALUES ` + outboxValues + `;`
+$last_seq = (SELECT MAX(aggregate_seq) FROM outbox VIEW idx_aggregate WHERE aggregate_id = $aggregate_id);
+INSERT INTO outbox (` + outboxColumns + `, expire_at, aggregate_seq)
+SELECT id, shard, aggregate_type, aggregate_id, event_type, destination, payload, metadata, status,
+	attempts, next_attempt_at, lease_owner, lease_until, last_error, created_at, published_at,
+	version, expire_at, COALESCE($last_seq, 0) + 1 AS aggregate_seq
+FROM AS_TABLE(AsList(AsStruct(` + outboxStruct + `)));`
 
 	yqlUpsertOutbox = outboxDeclares + `
 UPSERT INTO outbox (` + outboxColumns + `, expire_at)
@@ -74,11 +89,13 @@ ORDER BY (created_at IS NOT NULL), created_at, id
 LIMIT $limit;`
 
 	// Every pending row of the given aggregates; EarliestPending picks the
-	// first of each in Go (pending rows per aggregate are few).
+	// first of each in Go by aggregate_seq (pending rows per aggregate are
+	// few). The upsert of an update leaves aggregate_seq alone (UPSERT keeps
+	// unlisted columns).
 	yqlPendingByAggregate = `
 DECLARE $aggregate_ids AS List<Utf8>;
 DECLARE $pending AS Utf8;
-SELECT aggregate_id, id, created_at FROM outbox VIEW idx_aggregate
+SELECT aggregate_id, id, aggregate_seq, created_at FROM outbox VIEW idx_aggregate
 WHERE aggregate_id IN $aggregate_ids AND status = $pending;`
 
 	// COUNT(created_at) < COUNT(*) means some pending row has a NULL (zero)
@@ -147,12 +164,24 @@ func (t *tx) ListOutboxDue(ctx context.Context, shard int, now time.Time, limit 
 	return out, err
 }
 
-// EarliestPending implements store.Outbox, querying at most maxInList
+// EarliestPending implements store.Outbox (first by aggregate_seq, the
+// order the rows were written in), querying at most maxInList
 // aggregates at a time. Aggregates without pending rows are absent.
 func (t *tx) EarliestPending(ctx context.Context, aggregateIDs []string) (map[string]string, error) {
 	type first struct {
 		id      string
+		seq     int64 // 0: a row written before aggregate_seq existed (first)
 		created time.Time
+	}
+	// before orders rows by (aggregate_seq, created_at, id), NULL seq first.
+	before := func(a, b first) bool {
+		if a.seq != b.seq {
+			return a.seq < b.seq
+		}
+		if !a.created.Equal(b.created) {
+			return a.created.Before(b.created)
+		}
+		return a.id < b.id
 	}
 	best := make(map[string]first)
 	for len(aggregateIDs) > 0 {
@@ -163,15 +192,19 @@ func (t *tx) EarliestPending(ctx context.Context, aggregateIDs []string) (map[st
 			func(r query.Row) error {
 				var (
 					agg, id string
+					seq     *int64
 					created *time.Time
 				)
 				if err := r.ScanNamed(query.Named("aggregate_id", &agg), query.Named("id", &id),
-					query.Named("created_at", &created)); err != nil {
+					query.Named("aggregate_seq", &seq), query.Named("created_at", &created)); err != nil {
 					return err
 				}
-				c := fromTS(created)
-				if b, ok := best[agg]; !ok || c.Before(b.created) || (c.Equal(b.created) && id < b.id) {
-					best[agg] = first{id: id, created: c}
+				f := first{id: id, created: fromTS(created)}
+				if seq != nil {
+					f.seq = *seq
+				}
+				if b, ok := best[agg]; !ok || before(f, b) {
+					best[agg] = f
 				}
 				return nil
 			})

@@ -48,7 +48,7 @@ func outboxParams(e outbox.Event, retention time.Duration) *paramList {
 		optTS("$next_attempt_at", e.NextAttemptAt).
 		text("$lease_owner", e.LeaseOwner).
 		optTS("$lease_until", e.LeaseUntil).
-		text("$last_error", e.LastError).
+		note("$last_error", e.LastError).
 		optTS("$created_at", e.CreatedAt).
 		optTS("$published_at", e.PublishedAt).
 		int("$version", e.Version).

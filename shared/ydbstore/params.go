@@ -8,6 +8,7 @@ import (
 	"github.com/ydb-platform/ydb-go-sdk/v3/table/types"
 
 	"ordersaga/shared/apperr"
+	"ordersaga/shared/store"
 )
 
 // YDB's Timestamp range: [1970-01-01, 2106-01-01) UTC.
@@ -39,11 +40,29 @@ func (l *paramList) add(name string, v types.Value) *paramList {
 	return l
 }
 
-// text binds a Utf8.
-func (l *paramList) text(name, v string) *paramList { return l.add(name, types.TextValue(v)) }
+// text binds a Utf8. A value that is not valid UTF-8 is Invalid (see
+// store.CheckText): the SDK's proto encoder would refuse it client-side.
+func (l *paramList) text(name, v string) *paramList {
+	l.check(name, v)
+	return l.add(name, types.TextValue(v))
+}
+
+// note binds a diagnostic Utf8 (an error text, a reason): invalid UTF-8 is
+// repaired (store.RepairText), so a failure can always be recorded.
+func (l *paramList) note(name, v string) *paramList {
+	return l.add(name, types.TextValue(store.RepairText(v)))
+}
+
+// check records Invalid for a text that is not valid UTF-8.
+func (l *paramList) check(name, v string) {
+	if err := store.CheckText("ydbstore: "+name, v); err != nil {
+		l.fail(err)
+	}
+}
 
 // optText binds an Optional<Utf8>: "" is NULL (used for "no filter").
 func (l *paramList) optText(name, v string) *paramList {
+	l.check(name, v)
 	if v == "" {
 		return l.add(name, types.NullValue(types.TypeText))
 	}
@@ -117,6 +136,7 @@ func (l *paramList) optTS(name string, t time.Time) *paramList {
 func (l *paramList) textList(name string, vs []string) *paramList {
 	items := make([]types.Value, len(vs))
 	for i, v := range vs {
+		l.check(name, v)
 		items[i] = types.TextValue(v)
 	}
 	if len(items) == 0 {

@@ -120,6 +120,6 @@ func paymentParams(e payment.Entry) *paramList {
 		text("$currency", e.Currency).
 		text("$status", string(e.Status)).
 		text("$provider_ref", e.ProviderRef).
-		text("$reason", e.Reason).
+		note("$reason", e.Reason).
 		optTS("$created_at", e.CreatedAt)
 }

@@ -194,7 +194,7 @@ func sagaParams(s saga.Instance) *paramList {
 		text("$lease_owner", s.LeaseOwner).
 		optTS("$lease_until", s.LeaseUntil).
 		optTS("$next_attempt_at", s.NextAttemptAt).
-		text("$last_error", s.LastError).
+		note("$last_error", s.LastError).
 		text("$correlation_id", s.CorrelationID).
 		optTS("$created_at", s.CreatedAt).
 		optTS("$updated_at", s.UpdatedAt).
@@ -210,7 +210,7 @@ func sagaLogParams(e saga.LogEntry) *paramList {
 		text("$direction", string(e.Direction)).
 		text("$outcome", string(e.Outcome)).
 		int("$attempt", int64(e.Attempt)).
-		text("$col_error", e.Error).
+		note("$col_error", e.Error).
 		text("$state_after", string(e.StateAfter)).
 		int("$duration_ms", e.DurationMS).
 		optTS("$col_at", e.At).

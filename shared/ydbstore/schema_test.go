@@ -18,6 +18,8 @@ type table struct {
 	pk      []string
 	indexes map[string][]string // index name → columns
 	ttl     string              // TTL column, or ""
+	// settings are the SET (...) options of later ALTER TABLE statements.
+	settings []string
 }
 
 var (
@@ -66,6 +68,47 @@ func parseTable(t *testing.T, stmt string) (string, table) {
 }
 
 // splitTop splits s at commas outside parentheses, trimming the parts.
+// reAlter matches the ALTER TABLE forms the migrations use, one action per
+// statement (ydb/docs/en/core/yql/reference/syntax/alter_table): ADD
+// COLUMN, ADD INDEX ... GLOBAL SYNC ON (...), DROP INDEX, SET (...).
+var reAlter = regexp.MustCompile("(?s)^ALTER TABLE (\\w+) (ADD COLUMN `?(\\w+)`? (\\w+)|ADD INDEX (\\w+) GLOBAL SYNC ON \\(([^)]*)\\)|DROP INDEX (\\w+)|SET \\(([A-Z_]+ = [A-Z0-9_]+(?:, [A-Z_]+ = [A-Z0-9_]+)*)\\));?$")
+
+// alterTable applies one ALTER TABLE statement to the parsed schema.
+func alterTable(t *testing.T, tables map[string]table, stmt string) {
+	t.Helper()
+	m := reAlter.FindStringSubmatch(strings.TrimSpace(reComment.ReplaceAllString(stmt, "")))
+	tb, ok := tables[m[1]]
+	if !ok {
+		t.Errorf("ALTER TABLE of unknown table %s", m[1])
+		return
+	}
+	switch {
+	case m[3] != "":
+		if _, dup := tb.columns[m[3]]; dup {
+			t.Errorf("%s: column %s added twice", m[1], m[3])
+		}
+		tb.columns[m[3]] = m[4]
+	case m[5] != "":
+		if _, dup := tb.indexes[m[5]]; dup {
+			t.Errorf("%s: index %s added twice", m[1], m[5])
+		}
+		for _, c := range names(m[6]) {
+			if _, ok := tb.columns[c]; !ok {
+				t.Errorf("%s: index %s on unknown column %s", m[1], m[5], c)
+			}
+		}
+		tb.indexes[m[5]] = names(m[6])
+	case m[7] != "":
+		if _, ok := tb.indexes[m[7]]; !ok {
+			t.Errorf("%s: DROP INDEX of unknown index %s", m[1], m[7])
+		}
+		delete(tb.indexes, m[7])
+	case m[8] != "":
+		tb.settings = append(tb.settings, m[8])
+	}
+	tables[m[1]] = tb
+}
+
 func splitTop(s string) []string {
 	var out []string
 	depth, start := 0, 0
@@ -110,6 +153,10 @@ func schemaTables(t *testing.T) map[string]table {
 		stmts = append(stmts, m.Statements...)
 	}
 	for _, st := range stmts {
+		if reAlter.MatchString(strings.TrimSpace(reComment.ReplaceAllString(st, ""))) {
+			alterTable(t, out, st)
+			continue
+		}
 		name, tb := parseTable(t, st)
 		if _, dup := out[name]; dup {
 			t.Errorf("table %s created twice", name)
@@ -186,6 +233,14 @@ func TestColumnsMatchSQLite(t *testing.T) {
 		t.Fatalf("SQLite migrations: %v %v", files, err)
 	}
 	seen := map[string]bool{}
+	added := map[string][]string{} // table → columns of SQLite ALTER TABLE ... ADD COLUMN
+	reSQLiteAdd := regexp.MustCompile(`ALTER TABLE (\w+) ADD COLUMN (\w+)`)
+	for _, f := range files {
+		text, _ := fs.ReadFile(schema.SQLite, f)
+		for _, m := range reSQLiteAdd.FindAllStringSubmatch(reComment.ReplaceAllString(string(text), ""), -1) {
+			added[m[1]] = append(added[m[1]], m[2])
+		}
+	}
 	for _, f := range files {
 		text, _ := fs.ReadFile(schema.SQLite, f)
 		for _, m := range reSQLiteTable.FindAllStringSubmatch(reComment.ReplaceAllString(string(text), ""), -1) {
@@ -205,6 +260,9 @@ func TestColumnsMatchSQLite(t *testing.T) {
 			if name == "outbox" {
 				want["expire_at"] = true
 			}
+			for _, c := range added[name] {
+				want[c] = true
+			}
 			for c := range want {
 				if _, ok := yt.columns[c]; !ok {
 					t.Errorf("%s.%s exists in SQLite but not in YDB", name, c)
@@ -220,6 +278,23 @@ func TestColumnsMatchSQLite(t *testing.T) {
 	for name := range ydbTables {
 		if !seen[name] && name != "schema_migrations" {
 			t.Errorf("YDB table %s has no SQLite twin", name)
+		}
+	}
+}
+
+// TestHotTablesSplitByLoad: every table written on each order or saga step
+// has AUTO_PARTITIONING_BY_LOAD enabled by a migration.
+func TestHotTablesSplitByLoad(t *testing.T) {
+	tables := schemaTables(t)
+	for _, name := range []string{"orders", "idempotency_keys", "sagas", "saga_log", "outbox", "inbox"} {
+		found := false
+		for _, s := range tables[name].settings {
+			if strings.Contains(s, "AUTO_PARTITIONING_BY_LOAD = ENABLED") {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("%s: no AUTO_PARTITIONING_BY_LOAD = ENABLED", name)
 		}
 	}
 }

@@ -15,13 +15,20 @@
 // SESSION_BUSY. View runs a snapshot read-only transaction the same way (and
 // also retries UNDETERMINED and SESSION_EXPIRED, reads being idempotent).
 //
+// Retries: besides what DoTx retries itself, a statement that fails with a
+// status the SDK retries only for idempotent operations (transport
+// Unavailable or Internal, UNDETERMINED, SESSION_EXPIRED: likely on the
+// first call after a serverless instance wakes) is retried for InTx too,
+// because no statement carries the commit: the failed transaction never
+// committed (retryableBeforeCommit). A failed commit is never retried.
+//
 // Writes: Insert* first reads the primary key and returns Conflict if the
 // row exists, then INSERTs. The read keeps the transaction usable after a
 // Conflict (a failed YQL statement aborts the whole YDB transaction, but
 // use cases may continue after a duplicate), and the serializable read lock
 // turns a concurrent insert of the same key into ABORTED, which is retried
 // and then sees the row. The INSERT stays the final guard: its
-// PRECONDITION_FAILED is mapped to Conflict by status code. Update* (and
+// PRECONDITION_FAILED with issue 2012 is mapped to Conflict. Update* (and
 // PutStock) read the stored version, compare it with the expected one
 // (NotFound / Conflict), then UPSERT the whole row, all inside the same
 // serializable transaction. The adapter never bumps versions itself.
@@ -116,6 +123,12 @@ func (s *Store) run(ctx context.Context, readOnly bool, fn func(context.Context,
 	}
 	opts := []query.DoTxOption{
 		query.WithTxSettings(settings),
+		// Lazy: no BeginTransaction RPC; the first statement begins the
+		// transaction through its TxControl (internal/query/transaction.go
+		// txControl, ydb-go-sdk v3.127.4), and a closure that runs no
+		// statement costs no round trip at all (CommitTx of a lazy tx is a
+		// no-op).
+		query.WithLazyTx(true),
 		query.WithRetryBudget(newAttemptBudget(s.cfg.MaxAttempts)),
 	}
 	if readOnly {

@@ -74,7 +74,7 @@ func (t *tx) exec(ctx context.Context, what, yql string, ps *paramList) error {
 	if err != nil {
 		return err
 	}
-	return classify(ctx, t.c.exec(ctx, yql, p), "ydbstore: %s", what)
+	return classify(ctx, retryableBeforeCommit(ctx, t.c.exec(ctx, yql, p)), "ydbstore: %s", what)
 }
 
 // row runs a query returning at most one row and scans it with scan.
@@ -89,7 +89,7 @@ func (t *tx) row(ctx context.Context, what, yql string, ps *paramList, scan func
 		return false, nil
 	}
 	if err != nil {
-		return false, classify(ctx, err, "ydbstore: %s", what)
+		return false, classify(ctx, retryableBeforeCommit(ctx, err), "ydbstore: %s", what)
 	}
 	if err := scan(r); err != nil {
 		return false, scanErr(err, what)
@@ -114,7 +114,7 @@ func (t *tx) rows(ctx context.Context, what, yql string, ps *paramList, scan fun
 	if scanFail != nil {
 		return scanFail
 	}
-	return classify(ctx, err, "ydbstore: %s", what)
+	return classify(ctx, retryableBeforeCommit(ctx, err), "ydbstore: %s", what)
 }
 
 // get runs a single-row read; no row is NotFound (naming what).

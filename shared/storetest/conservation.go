@@ -1,0 +1,137 @@
+package storetest
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"ordersaga/shared/apperr"
+	"ordersaga/shared/inventory"
+	"ordersaga/shared/stock"
+	"ordersaga/shared/store"
+)
+
+var conservationTests = []subtest{
+	{"stock_settled_on_confirm", testSettle},
+	{"stock_conservation", testStockConservation},
+}
+
+// testSettle: confirming moves the reservation's units from Reserved to
+// Sold; a repeat changes nothing; released stock cannot be sold, and sold
+// stock is never released.
+func testSettle(t *testing.T, s store.Store) {
+	sku := newID("sku-settle")
+	svc := &stock.Service{Store: s, Now: func() time.Time { return odd }}
+	if err := svc.Seed(testCtx(t), map[string]int64{sku: 10}); err != nil {
+		t.Fatal(err)
+	}
+	saga, other := newID("saga"), newID("saga")
+	if err := svc.Reserve(testCtx(t), saga, "o1", []inventory.Line{{SKU: sku, Quantity: 3}}); err != nil {
+		t.Fatal(err)
+	}
+	settle := func(id string) error {
+		return tryTx(t, s, func(ctx context.Context, tx store.Tx) error { return stock.Settle(ctx, tx, id, odd) })
+	}
+	for i := 0; i < 2; i++ { // the second is a repeat (a redelivered confirm)
+		if err := settle(saga); err != nil {
+			t.Fatalf("settle #%d: %v", i+1, err)
+		}
+		st, err := getStock(t, s, sku)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Available != 7 || st.Reserved != 0 || st.Sold != 3 {
+			t.Fatalf("after settle #%d: available %d reserved %d sold %d, want 7/0/3", i+1, st.Available, st.Reserved, st.Sold)
+		}
+	}
+	if released, err := svc.Release(testCtx(t), saga); err != nil || released {
+		t.Errorf("Release of a settled reservation = %v, %v; want false, nil", released, err)
+	}
+	if _, err := svc.Release(testCtx(t), other); err != nil {
+		t.Fatal(err)
+	}
+	wantKind(t, "settling a released reservation", settle(other), apperr.Invalid)
+	if err := settle(newID("saga-none")); err != nil {
+		t.Errorf("settling a saga without a reservation: %v", err)
+	}
+	st, _ := getStock(t, s, sku)
+	if st.Available+st.Reserved+st.Sold != 10 || st.Sold != 3 {
+		t.Errorf("final stock %+v", st)
+	}
+}
+
+// testStockConservation drives many sagas through random reserve, settle
+// and release steps (repeats included) and checks after each that what
+// was there equals available + reserved + sold, none negative, and that
+// Reserved is exactly what open reservations hold.
+func testStockConservation(t *testing.T, s store.Store) {
+	r := rand.New(rand.NewPCG(7, 13))
+	skus := []string{newID("sku-c"), newID("sku-c")}
+	const each = 20
+	svc := &stock.Service{Store: s, Now: func() time.Time { return odd }}
+	if err := svc.Seed(testCtx(t), map[string]int64{skus[0]: each, skus[1]: each}); err != nil {
+		t.Fatal(err)
+	}
+	type sagaState struct {
+		id    string
+		lines []inventory.Line
+		state string // "", reserved, sold, released
+	}
+	sagas := make([]*sagaState, 12)
+	for i := range sagas {
+		sagas[i] = &sagaState{id: newID("saga-c"), lines: []inventory.Line{
+			{SKU: skus[0], Quantity: int64(1 + r.IntN(4))}, {SKU: skus[1], Quantity: int64(1 + r.IntN(3))}}}
+	}
+	for step := 0; step < 120; step++ {
+		sg := sagas[r.IntN(len(sagas))]
+		switch r.IntN(3) {
+		case 0:
+			err := svc.Reserve(testCtx(t), sg.id, "o", sg.lines)
+			if err == nil && sg.state == "" {
+				sg.state = "reserved"
+			} else if err != nil && !apperr.Is(err, apperr.Rejected) {
+				t.Fatalf("reserve: %v", err)
+			}
+		case 1:
+			err := tryTx(t, s, func(ctx context.Context, tx store.Tx) error { return stock.Settle(ctx, tx, sg.id, odd) })
+			if err == nil && sg.state == "reserved" {
+				sg.state = "sold"
+			} else if err != nil && !apperr.Is(err, apperr.Invalid) {
+				t.Fatalf("settle: %v", err)
+			}
+		case 2:
+			if _, err := svc.Release(testCtx(t), sg.id); err != nil {
+				t.Fatalf("release: %v", err)
+			}
+			if sg.state == "reserved" {
+				sg.state = "released"
+			} else if sg.state == "" {
+				sg.state = "released" // the marker blocks a later reserve
+			}
+		}
+		wantReserved, wantSold := map[string]int64{}, map[string]int64{}
+		for _, x := range sagas {
+			for _, l := range x.lines {
+				switch x.state {
+				case "reserved":
+					wantReserved[l.SKU] += l.Quantity
+				case "sold":
+					wantSold[l.SKU] += l.Quantity
+				}
+			}
+		}
+		for _, sku := range skus {
+			st, err := getStock(t, s, sku)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Available < 0 || st.Reserved < 0 || st.Sold < 0 ||
+				st.Available+st.Reserved+st.Sold != each ||
+				st.Reserved != wantReserved[sku] || st.Sold != wantSold[sku] {
+				t.Fatalf("step %d, %s: available %d reserved %d sold %d; want sum %d, reserved %d, sold %d",
+					step, sku, st.Available, st.Reserved, st.Sold, each, wantReserved[sku], wantSold[sku])
+			}
+		}
+	}
+}
