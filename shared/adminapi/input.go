@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"ordersaga/shared/apperr"
 	"ordersaga/shared/httpapi"
@@ -33,6 +34,9 @@ func readBody(r *http.Request, required bool, allowed ...string) (map[string]jso
 	}
 	if len(data) > redrive.MaxCommandBytes {
 		return nil, apperr.New(apperr.TooLarge, "the request body exceeds %d bytes", redrive.MaxCommandBytes)
+	}
+	if !utf8.Valid(data) { // encoding/json would read it as U+FFFD silently
+		return nil, invalid("", "the body is not valid UTF-8")
 	}
 	out := map[string]json.RawMessage{}
 	if len(bytes.TrimSpace(data)) == 0 {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"strconv"
+	"unicode/utf8"
 
 	"ordersaga/shared/apperr"
 )
@@ -24,6 +25,10 @@ type member struct {
 func parseObject(data []byte, ptr string) ([]member, *apperr.FieldError) {
 	bad := func(detail string) *apperr.FieldError {
 		return &apperr.FieldError{Pointer: ptr, Detail: detail} // "" is the whole document (RFC 6901)
+	}
+	if ptr == "" && !utf8.Valid(data) {
+		// encoding/json would read invalid UTF-8 as U+FFFD silently.
+		return nil, bad("is not valid UTF-8")
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	tok, err := dec.Token()
