@@ -88,7 +88,9 @@ func TestSubjectFollowsTheTextRule(t *testing.T) {
 			t.Errorf("ParseTokens accepted subject %+q", sub)
 		}
 	}
-	g := Gateway{Authorizer: func(context.Context) (map[string]any, bool) { return map[string]any{"sub": "пользователь-1"}, true }}
+	g := Gateway{Authorizer: func(context.Context) (map[string]any, bool) {
+		return map[string]any{"sub": "пользователь-1"}, true
+	}}
 	if id, err := g.Authenticate(httptest.NewRequest("GET", "/", nil)); err != nil || id.Subject != "пользователь-1" {
 		t.Errorf("good subject: %+v %v", id, err)
 	}
