@@ -107,3 +107,24 @@ func TestAdminInputsFollowTheTextRule(t *testing.T) {
 		t.Fatalf("good discard = %d %v", r.status, r.body)
 	}
 }
+
+// TestAdminRefusesDuplicateMembers: at every depth, on every body route.
+func TestAdminRefusesDuplicateMembers(t *testing.T) {
+	e, path := newStockEnv(t)
+	id := e.addDeadOutbox(t, "ev-1")
+	for _, tc := range []struct{ method, path, body, ptr string }{
+		{"PUT", "/admin/stock/sku-1", `{"available":1,"available":2}`, "/available"},
+		{"POST", "/admin/dlq/" + id + "/discard", `{"reason":"a","reason":"b"}`, "/reason"},
+		{"POST", "/admin/dlq/" + id + "/retry", `{"dry_run":true,"dry_run":false}`, "/dry_run"},
+		{"POST", "/admin/dlq/bulk-retry", `{"filter":{"order_id":"o-1","order_id":"o-2"}}`, "/filter/order_id"},
+	} {
+		before := countRows(t, path)
+		r := e.do(t, tc.method, tc.path, "adm", tc.body)
+		if r.status != 400 || !contains(pointers(r), tc.ptr) {
+			t.Errorf("%s %s %s = %d %v, want 400 at %q", tc.method, tc.path, tc.body, r.status, r.body, tc.ptr)
+		}
+		if after := countRows(t, path); !maps.Equal(before, after) {
+			t.Errorf("%s %s: rows changed %v → %v", tc.method, tc.path, before, after)
+		}
+	}
+}

@@ -208,3 +208,30 @@ func TestAcceptedTextIsPublishable(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusesDuplicateMembers: a member named twice, at any depth, is a 400
+// naming it (encoding/json alone would keep the last value), and nothing is
+// written.
+func TestRefusesDuplicateMembers(t *testing.T) {
+	e := newAPI(t)
+	for i, tc := range []struct{ body, ptr string }{
+		{`{"customer_id":"a","customer_id":"b","currency":"RUB","items":[{"sku":"s","quantity":1,"unit_price_minor":1}]}`, "/customer_id"},
+		{`{"customer_id":"a","currency":"RUB","items":[{"sku":"s","quantity":1,"quantity":9,"unit_price_minor":1}]}`, "/items/0/quantity"},
+		{`{"customer_id":"a","currency":"RUB","items":[],"items":[{"sku":"s","quantity":1,"unit_price_minor":1}]}`, "/items"},
+	} {
+		before := e.rowCounts(t)
+		r := e.post(t, fmt.Sprintf("dup-%d", i), tc.body)
+		if r.status != 400 || r.ctype != "application/problem+json" {
+			t.Fatalf("%s: status %d %s: %v", tc.body, r.status, r.ctype, r.body)
+		}
+		if ps := pointers(r); len(ps) != 1 || ps[0] != tc.ptr {
+			t.Errorf("%s: pointers %v, want [%s]", tc.body, ps, tc.ptr)
+		}
+		if after := e.rowCounts(t); !maps.Equal(before, after) {
+			t.Errorf("rows changed: %v → %v", before, after)
+		}
+	}
+	if r := e.post(t, "dup-ok", okBody); r.status != 201 {
+		t.Fatalf("good body: %d %v", r.status, r.body)
+	}
+}

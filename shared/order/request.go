@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"ordersaga/shared/apperr"
+	"ordersaga/shared/jsonstrict"
 	"ordersaga/shared/textrule"
 )
 
@@ -70,10 +71,14 @@ func DecodeRequestBytes(body []byte) (Request, error) {
 	if len(bytes.TrimSpace(body)) == 0 {
 		return Request{}, apperr.New(apperr.Invalid, "request body is empty; expected a JSON object")
 	}
-	// encoding/json would turn invalid UTF-8 into U+FFFD silently; another
-	// parser could read the bytes differently, so refuse them (RFC 8259 §8.1).
-	if !utf8.Valid(body) {
-		return Request{}, apperr.New(apperr.Invalid, "request body is not valid UTF-8")
+	// Strict JSON first (package jsonstrict): encoding/json would keep the
+	// last of two duplicate members and read invalid UTF-8 as U+FFFD, while
+	// another parser could read the same bytes differently.
+	if fe := jsonstrict.Check(body); fe != nil {
+		if fe.Pointer == "" {
+			return Request{}, apperr.New(apperr.Invalid, "request body %s", fe.Detail)
+		}
+		return Request{}, apperr.Invalidf([]apperr.FieldError{*fe}, "field %s %s", fe.Pointer, fe.Detail)
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
