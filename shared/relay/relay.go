@@ -157,7 +157,7 @@ func (r *Relay) fillBacklog(ctx context.Context, rep *Report) {
 // outcome in rep. It returns the number of rows claimed (0 = nothing was due).
 func (r *Relay) RunOnce(ctx context.Context, rep *Report) (int, error) {
 	total, blockedSum := 0, 0
-	for shard := 0; shard < max(r.Shards, 1); shard++ {
+	for shard := 0; shard < r.shards(); shard++ {
 		claimed, blocked, err := r.claim(ctx, shard)
 		if err != nil {
 			return total, err
@@ -194,7 +194,7 @@ func (r *Relay) claim(ctx context.Context, shard int) ([]outbox.Event, int, erro
 		// it short, look four batches deep, so they do not hide claimable
 		// rows behind them.
 		for _, window := range []int{r.batchSize(), 4 * r.batchSize()} {
-			due, err := tx.ListOutboxDue(ctx, shard, now, window)
+			due, err := r.listDue(ctx, tx, shard, now, window)
 			if err != nil {
 				return err
 			}
@@ -214,6 +214,20 @@ func (r *Relay) claim(ctx context.Context, shard int) ([]outbox.Event, int, erro
 	}
 	return claimed, blocked, nil
 }
+
+// listDue lists the due rows of shard. The last configured shard also
+// takes every shard above it: rows stamped while OUTBOX_SHARDS was larger
+// (or by an instance still running with the larger setting) are claimed,
+// never stranded. Order within an aggregate does not depend on shards:
+// take only claims an aggregate's earliest pending row, whatever its shard.
+func (r *Relay) listDue(ctx context.Context, tx store.Tx, shard int, now time.Time, limit int) ([]outbox.Event, error) {
+	if shard == r.shards()-1 {
+		return tx.ListOutboxDueFrom(ctx, shard, now, limit)
+	}
+	return tx.ListOutboxDue(ctx, shard, now, limit)
+}
+
+func (r *Relay) shards() int { return max(r.Shards, 1) }
 
 // take leases the rows of due that are the earliest pending row of their
 // aggregate (one per aggregate, skipping those already in claimed) until the
