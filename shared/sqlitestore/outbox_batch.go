@@ -2,7 +2,6 @@ package sqlitestore
 
 import (
 	"context"
-	"strings"
 	"time"
 
 	"ordersaga/shared/outbox"
@@ -18,20 +17,17 @@ const (
 	WHERE status = ? AND shard >= ? AND next_attempt_at <= ? AND lease_until <= ?
 	ORDER BY created_at, id LIMIT ?`
 
-	// The %s slot is a "(?, ?), ..." list of (id, expected version); rows
-	// are found by primary key and changed only at their expected version.
-	sqlLeaseOutbox = `WITH v(id, version) AS (VALUES %s)
-	UPDATE outbox SET lease_owner = ?, lease_until = ?, version = version + 1
-	WHERE id IN (SELECT id FROM v) AND version = (SELECT v.version FROM v WHERE v.id = outbox.id)`
+	// Narrow conditional updates by primary key, run once per row inside
+	// the caller's transaction with one prepared statement: in SQLite a
+	// statement costs no round trip, and this measured cheaper than one
+	// statement joining a VALUES list.
+	sqlLeaseOutbox = `UPDATE outbox SET lease_owner = ?, lease_until = ?, version = version + 1
+	WHERE id = ? AND version = ?`
 
-	sqlMarkOutboxPublished = `WITH v(id, version) AS (VALUES %s)
-	UPDATE outbox SET status = ?, published_at = ?, lease_owner = '', lease_until = ?, last_error = '',
-	version = version + 1
-	WHERE id IN (SELECT id FROM v) AND version = (SELECT v.version FROM v WHERE v.id = outbox.id)`
+	sqlMarkOutboxPublished = `UPDATE outbox SET status = ?, published_at = ?, lease_owner = '', lease_until = ?,
+	last_error = '', version = version + 1
+	WHERE id = ? AND version = ?`
 )
-
-// maxBatchRows bounds the rows bound into one batched statement.
-const maxBatchRows = 250
 
 // ListOutboxDueFrom implements store.OutboxBatch. limit <= 0 returns nothing.
 func (t *tx) ListOutboxDueFrom(ctx context.Context, fromShard int, now time.Time, limit int) ([]outbox.Event, error) {
@@ -60,20 +56,14 @@ func (t *tx) MarkOutboxPublished(ctx context.Context, rows []store.OutboxVersion
 		string(outbox.StatusPublished), tm(at), tm(time.Time{}))
 }
 
-// batchVersioned runs template over rows, maxBatchRows at a time: the
-// (id, version) pairs first, then tail.
-func (t *tx) batchVersioned(ctx context.Context, what, template string, rows []store.OutboxVersion, tail ...any) (int, error) {
+// batchVersioned runs query once per row: head, then the row's id and
+// expected version. It returns how many rows changed.
+func (t *tx) batchVersioned(ctx context.Context, what, query string, rows []store.OutboxVersion, head ...any) (int, error) {
 	total := 0
-	for len(rows) > 0 {
-		chunk := rows[:min(len(rows), maxBatchRows)]
-		rows = rows[len(chunk):]
-		args := make([]any, 0, 2*len(chunk)+len(tail))
-		for _, r := range chunk {
-			args = append(args, r.ID, r.Version)
-		}
-		args = append(args, tail...)
-		pairs := strings.TrimSuffix(strings.Repeat("(?, ?), ", len(chunk)), ", ")
-		n, err := t.exec(ctx, what, sprintfSQL(template, pairs), args...)
+	args := append(append([]any(nil), head...), nil, nil)
+	for _, r := range rows {
+		args[len(head)], args[len(head)+1] = r.ID, r.Version
+		n, err := t.exec(ctx, what, query, args...)
 		if err != nil {
 			return total, err
 		}
