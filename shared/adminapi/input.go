@@ -14,6 +14,7 @@ import (
 
 	"ordersaga/shared/apperr"
 	"ordersaga/shared/httpapi"
+	"ordersaga/shared/jsonstrict"
 	"ordersaga/shared/redrive"
 )
 
@@ -33,6 +34,13 @@ func readBody(r *http.Request, required bool, allowed ...string) (map[string]jso
 	}
 	if len(data) > redrive.MaxCommandBytes {
 		return nil, apperr.New(apperr.TooLarge, "the request body exceeds %d bytes", redrive.MaxCommandBytes)
+	}
+	// Strict JSON at every depth (package jsonstrict): valid UTF-8 and no
+	// member named twice, so no two parsers can read different values.
+	if len(bytes.TrimSpace(data)) > 0 {
+		if fe := jsonstrict.Check(data); fe != nil {
+			return nil, apperr.Invalidf([]apperr.FieldError{*fe}, "invalid request body: %s %s", fe.Pointer, fe.Detail)
+		}
 	}
 	out := map[string]json.RawMessage{}
 	if len(bytes.TrimSpace(data)) == 0 {

@@ -3,11 +3,13 @@ package adminapi
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"time"
 
 	"ordersaga/shared/httpapi"
 	"ordersaga/shared/inventory"
+	"ordersaga/shared/order"
 )
 
 // Stock routes (see terraform/api/openapi.yaml). In the cloud nothing else
@@ -62,6 +64,11 @@ func (h *handler) stockList(w http.ResponseWriter, r *http.Request) {
 
 // stockSet sets a SKU's available quantity: body {"available": N}.
 func (h *handler) stockSet(w http.ResponseWriter, r *http.Request) {
+	// The path is percent-decoded: check the SKU before anything is read or written.
+	if sku := r.PathValue("sku"); !order.ValidSKU(sku) {
+		writeErr(w, r, invalid("/sku", fmt.Sprintf("must be 1-%d characters of letters, digits, '.', '_' or '-'", order.MaxSKULen)))
+		return
+	}
 	body, err := readBody(r, true, "available")
 	if err != nil {
 		writeErr(w, r, err)

@@ -15,6 +15,7 @@ import (
 	"ordersaga/shared/identity"
 	"ordersaga/shared/order"
 	"ordersaga/shared/orders"
+	"ordersaga/shared/textrule"
 )
 
 // Orders is what the HTTP transport needs from the order use cases.
@@ -147,6 +148,11 @@ func (h *handler) createOrder(w http.ResponseWriter, r *http.Request) {
 	if h.d.RequestID != nil {
 		reqID = h.d.RequestID(r)
 	}
+	// The request id becomes the correlation_id attribute of the order's
+	// messages; one the queue would refuse is dropped (the key stands in).
+	if len(reqID) > maxRequestID || !textrule.Printable(reqID) {
+		reqID = ""
+	}
 	resp, err := h.d.Orders.Create(r.Context(), orders.CreateCommand{Caller: caller, Key: key, Request: req, RequestID: reqID})
 	if err != nil {
 		if StatusOf(err) >= 500 {
@@ -165,6 +171,9 @@ func (h *handler) createOrder(w http.ResponseWriter, r *http.Request) {
 		"replayed", resp.Replayed, "request_id", reqID, "caller", caller.Subject)
 	writeRaw(w, resp.Status, resp.Body)
 }
+
+// maxRequestID bounds the platform request id copied into message attributes.
+const maxRequestID = 128
 
 // idempotencyKey reads the Idempotency-Key header. The draft defines it as a
 // structured-field string ("..."); a bare token is accepted too.

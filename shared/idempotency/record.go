@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"ordersaga/shared/apperr"
+	"ordersaga/shared/textrule"
 )
 
 // TTL is how long a completed key is honoured.
@@ -49,7 +50,11 @@ type Record struct {
 	ExpiresAt      time.Time
 }
 
-// ValidateKey checks an Idempotency-Key header value.
+// ValidateKey checks an Idempotency-Key header value. The key is copied into
+// the idempotency_key and correlation_id attributes of every message of its
+// saga, so it must follow the one text rule (package textrule) and, being a
+// header value, hold no control character: a key the queue would refuse
+// would wedge its saga.
 func ValidateKey(key string) error {
 	switch {
 	case key == "":
@@ -60,11 +65,10 @@ func ValidateKey(key string) error {
 		return apperr.New(apperr.Invalid, "the Idempotency-Key header must be at most %d characters", MaxKeyLen)
 	case strings.TrimSpace(key) != key:
 		return apperr.New(apperr.Invalid, "the Idempotency-Key header must not start or end with spaces")
-	}
-	for _, r := range key {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			return apperr.New(apperr.Invalid, "the Idempotency-Key header must not contain control characters")
-		}
+	case !textrule.Valid(key):
+		return apperr.New(apperr.Invalid, "the Idempotency-Key header %s", textrule.Problem(key))
+	case !textrule.Printable(key):
+		return apperr.New(apperr.Invalid, "the Idempotency-Key header must not contain control characters")
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"ordersaga/shared/apperr"
+	"ordersaga/shared/textrule"
 )
 
 // Role of a caller.
@@ -68,12 +69,20 @@ func (g Gateway) Authenticate(r *http.Request) (Identity, error) {
 	if sub == "" {
 		return Identity{}, apperr.New(apperr.Unauthenticated, "no caller identity: the authorizer context has no subject")
 	}
+	// The subject scopes idempotency keys, owns orders and is the actor of
+	// audit records: it must follow the one text rule like any input.
+	if len(sub) > MaxSubjectLen || !textrule.Printable(sub) {
+		return Identity{}, apperr.New(apperr.Unauthenticated, "no caller identity: the subject is not printable text of at most %d bytes", MaxSubjectLen)
+	}
 	role := Role(firstString(authz, "role", "ordersaga_role"))
 	if role != RoleAdmin {
 		role = RoleUser
 	}
 	return Identity{Subject: sub, Role: role}, nil
 }
+
+// MaxSubjectLen is the longest accepted caller subject, in bytes.
+const MaxSubjectLen = 128
 
 func firstString(m map[string]any, keys ...string) string {
 	for _, k := range keys {
@@ -105,6 +114,9 @@ func ParseTokens(spec string) (Tokens, error) {
 		sub, role, ok2 := strings.Cut(rest, ":")
 		if !ok || !ok2 || tok == "" || sub == "" {
 			return nil, fmt.Errorf("token entry %q: want token=subject:role", part)
+		}
+		if len(sub) > MaxSubjectLen || !textrule.Printable(sub) {
+			return nil, fmt.Errorf("token entry %q: the subject must be printable text of at most %d bytes", part, MaxSubjectLen)
 		}
 		if Role(role) != RoleUser && Role(role) != RoleAdmin {
 			return nil, fmt.Errorf("token entry %q: role must be user or admin", part)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"ordersaga/shared/apperr"
@@ -70,5 +71,27 @@ func TestTokens(t *testing.T) {
 		if _, err := ParseTokens(bad); err == nil {
 			t.Errorf("ParseTokens(%q) accepted", bad)
 		}
+	}
+}
+
+// TestSubjectFollowsTheTextRule: a subject the queue or a Utf8 column would
+// refuse is no identity (it scopes keys and is the audit actor).
+func TestSubjectFollowsTheTextRule(t *testing.T) {
+	for _, sub := range []string{"u\uFFFF", "u\uFFFE", "u\x00", "u\xff", strings.Repeat("u", MaxSubjectLen+1)} {
+		g := Gateway{Authorizer: func(context.Context) (map[string]any, bool) {
+			return map[string]any{"subject": sub}, true
+		}}
+		if _, err := g.Authenticate(httptest.NewRequest("GET", "/", nil)); apperr.KindOf(err) != apperr.Unauthenticated {
+			t.Errorf("subject %+q: err = %v, want Unauthenticated", sub, err)
+		}
+		if _, err := ParseTokens("tok=" + sub + ":user"); err == nil {
+			t.Errorf("ParseTokens accepted subject %+q", sub)
+		}
+	}
+	g := Gateway{Authorizer: func(context.Context) (map[string]any, bool) {
+		return map[string]any{"sub": "пользователь-1"}, true
+	}}
+	if id, err := g.Authenticate(httptest.NewRequest("GET", "/", nil)); err != nil || id.Subject != "пользователь-1" {
+		t.Errorf("good subject: %+v %v", id, err)
 	}
 }

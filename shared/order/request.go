@@ -11,6 +11,8 @@ import (
 	"unicode/utf8"
 
 	"ordersaga/shared/apperr"
+	"ordersaga/shared/jsonstrict"
+	"ordersaga/shared/textrule"
 )
 
 // Limits of an order request. They bound the work one request can cause and
@@ -26,6 +28,10 @@ const (
 )
 
 var skuPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
+// ValidSKU reports whether sku is 1-MaxSKULen ASCII letters, digits, '.',
+// '_' or '-', starting with a letter or digit (a subset of the text rule).
+func ValidSKU(sku string) bool { return len(sku) <= MaxSKULen && skuPattern.MatchString(sku) }
 
 // Request is the body of POST /orders.
 type Request struct {
@@ -64,6 +70,15 @@ func DecodeRequestBytes(body []byte) (Request, error) {
 	}
 	if len(bytes.TrimSpace(body)) == 0 {
 		return Request{}, apperr.New(apperr.Invalid, "request body is empty; expected a JSON object")
+	}
+	// Strict JSON first (package jsonstrict): encoding/json would keep the
+	// last of two duplicate members and read invalid UTF-8 as U+FFFD, while
+	// another parser could read the same bytes differently.
+	if fe := jsonstrict.Check(body); fe != nil {
+		if fe.Pointer == "" {
+			return Request{}, apperr.New(apperr.Invalid, "request body %s", fe.Detail)
+		}
+		return Request{}, apperr.Invalidf([]apperr.FieldError{*fe}, "field %s %s", fe.Pointer, fe.Detail)
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -125,11 +140,13 @@ func (r Request) Validate() error {
 		add("/customer_id", "is required")
 	case utf8.RuneCountInString(r.CustomerID) > MaxCustomerIDLen:
 		add("/customer_id", "must be at most %d characters", MaxCustomerIDLen)
-	case hasControl(r.CustomerID):
+	case !textrule.Valid(r.CustomerID):
+		add("/customer_id", "%s", textrule.Problem(r.CustomerID))
+	case !textrule.Printable(r.CustomerID):
 		add("/customer_id", "must not contain control characters")
 	}
 	if !ValidCurrency(r.Currency) {
-		add("/currency", "must be an ISO 4217 currency code such as RUB (got %q)", truncate(r.Currency, 16))
+		add("/currency", "must be an ISO 4217 currency code such as RUB")
 	}
 	switch {
 	case len(r.Items) == 0:
@@ -144,7 +161,7 @@ func (r Request) Validate() error {
 			switch {
 			case it.SKU == "":
 				add(p+"/sku", "is required")
-			case len(it.SKU) > MaxSKULen || !skuPattern.MatchString(it.SKU):
+			case !ValidSKU(it.SKU):
 				add(p+"/sku", "must be 1-%d characters of letters, digits, '.', '_' or '-'", MaxSKULen)
 			default:
 				if j, dup := seen[it.SKU]; dup {
@@ -173,20 +190,4 @@ func (r Request) Validate() error {
 		return apperr.Invalidf(fe, "the order request is invalid")
 	}
 	return nil
-}
-
-func hasControl(s string) bool {
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			return true
-		}
-	}
-	return false
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"ordersaga/shared/apperr"
+	"ordersaga/shared/textrule"
 )
 
 // maxEntryID is the longest batch entry id.
@@ -193,22 +193,6 @@ func isAlnum(c byte) bool {
 }
 
 // validText reports whether s is valid UTF-8 made only of the characters SQS
-// accepts in bodies and attribute values.
-func validText(s string) bool {
-	for i, r := range s {
-		if r == utf8.RuneError {
-			if _, size := utf8.DecodeRuneInString(s[i:]); size <= 1 {
-				return false
-			}
-		}
-		switch {
-		case r == 0x9 || r == 0xA || r == 0xD:
-		case r >= 0x20 && r <= 0xD7FF:
-		case r >= 0xE000 && r <= 0xFFFD:
-		case r >= 0x10000 && r <= 0x10FFFF:
-		default:
-			return false
-		}
-	}
-	return true
-}
+// accepts in bodies and attribute values: the one text rule (package
+// textrule), the same predicate the API boundary validates against.
+func validText(s string) bool { return textrule.Valid(s) }

@@ -1,15 +1,13 @@
 package redrive
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"math"
 	"strconv"
 
 	"ordersaga/shared/apperr"
+	"ordersaga/shared/jsonstrict"
 )
 
 // member is one "key": value of a JSON object, in document order.
@@ -19,77 +17,23 @@ type member struct {
 }
 
 // parseObject splits data, which must be exactly one JSON object, into its
-// members. Duplicate keys are an error (encoding/json would silently keep
-// the last one). ptr is the object's JSON pointer, for error messages.
+// members, with the strict rules every JSON boundary shares (package
+// jsonstrict: valid UTF-8, no duplicate member, nothing after the object).
+// ptr is the object's JSON pointer, for error messages.
 func parseObject(data []byte, ptr string) ([]member, *apperr.FieldError) {
-	bad := func(detail string) *apperr.FieldError {
-		return &apperr.FieldError{Pointer: ptr, Detail: detail} // "" is the whole document (RFC 6901)
+	ms, fe := jsonstrict.Members(data, ptr)
+	if fe != nil {
+		return nil, fe
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	tok, err := dec.Token()
-	if err != nil {
-		return nil, bad("is not valid JSON: " + jsonErrText(err))
-	}
-	if d, ok := tok.(json.Delim); !ok || d != '{' {
-		return nil, bad("must be a JSON object")
-	}
-	var out []member
-	seen := map[string]bool{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, bad("is not valid JSON: " + jsonErrText(err))
-		}
-		key, _ := tok.(string) // inside an object the decoder only yields string keys
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, bad("is not valid JSON: " + jsonErrText(err))
-		}
-		if seen[key] {
-			return nil, &apperr.FieldError{Pointer: ptr + "/" + escapePointer(key), Detail: "appears more than once"}
-		}
-		seen[key] = true
-		out = append(out, member{key: key, raw: bytes.TrimSpace(raw)})
-	}
-	if _, err := dec.Token(); err != nil { // the closing brace
-		return nil, bad("is not valid JSON: " + jsonErrText(err))
-	}
-	if ptr == "" {
-		if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-			return nil, bad("must be exactly one JSON object, with nothing after it")
-		}
+	out := make([]member, len(ms))
+	for i, m := range ms {
+		out[i] = member{key: m.Key, raw: m.Raw}
 	}
 	return out, nil
 }
 
-// jsonErrText is the text of an encoding/json syntax error (it names only
-// the offending character and offset, nothing internal).
-func jsonErrText(err error) string {
-	var se *json.SyntaxError
-	if errors.As(err, &se) {
-		return fmt.Sprintf("%s (at byte %d)", se.Error(), se.Offset)
-	}
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return "unexpected end of input"
-	}
-	return err.Error()
-}
-
 // escapePointer escapes a key for use in a JSON pointer (RFC 6901).
-func escapePointer(key string) string {
-	var b bytes.Buffer
-	for _, r := range key {
-		switch r {
-		case '~':
-			b.WriteString("~0")
-		case '/':
-			b.WriteString("~1")
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
+func escapePointer(key string) string { return jsonstrict.EscapePointer(key) }
 
 // fieldErrs collects the field errors of one decode.
 type fieldErrs []apperr.FieldError

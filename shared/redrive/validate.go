@@ -4,11 +4,10 @@ import (
 	"fmt"
 	"math"
 	"strings"
-	"unicode"
-	"unicode/utf8"
 
 	"ordersaga/shared/apperr"
 	"ordersaga/shared/dlq"
+	"ordersaga/shared/textrule"
 )
 
 // Length limits of free-text and id fields.
@@ -84,13 +83,17 @@ func checkActor(actor string) *apperr.FieldError {
 	return checkText(actor, "/actor", maxActor)
 }
 
-// checkText validates a free-text field: valid UTF-8, no control
+// checkText validates a free-text field: the one text rule (package
+// textrule: what every store and queue adapter accepts), no control
 // characters, at most n bytes.
 func checkText(s, ptr string, n int) *apperr.FieldError {
 	if len(s) > n {
 		return &apperr.FieldError{Pointer: ptr, Detail: fmt.Sprintf("is longer than %d bytes", n)}
 	}
-	if !utf8.ValidString(s) || strings.IndexFunc(s, unicode.IsControl) >= 0 {
+	if p := textrule.Problem(s); p != "" {
+		return &apperr.FieldError{Pointer: ptr, Detail: p}
+	}
+	if !textrule.Printable(s) {
 		return &apperr.FieldError{Pointer: ptr, Detail: "must be printable text"}
 	}
 	return nil

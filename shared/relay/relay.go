@@ -109,34 +109,111 @@ func (r *Relay) log() *slog.Logger {
 
 // Run relays batches until no row is due or until budget has passed (and
 // always stops a safety margin before ctx's deadline). It never loops forever.
+//
+// Run is pipelined: while one round of claimed rows is being sent, the
+// outcomes of the previous round are recorded and the next round is
+// claimed, so the queue is rarely idle waiting for the store. Correctness
+// does not depend on the overlap: a row is claimed only when it is its
+// aggregate's earliest pending row, and rows in flight are still pending
+// (leased) until recorded, so the next round never holds a later row of an
+// aggregate whose earlier row is still being sent.
 func (r *Relay) Run(ctx context.Context, budget time.Duration) (Report, error) {
 	start := r.now()
 	var rep Report
 	rep.Stopped = "drained"
-	for {
+	stop := func() bool {
 		if budget > 0 && r.now().Sub(start) >= budget {
-			rep.Stopped = "deadline"
-			break
+			return true
 		}
-		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < 2*time.Second {
-			rep.Stopped = "deadline"
-			break
+		dl, ok := ctx.Deadline()
+		return ok && time.Until(dl) < 2*time.Second
+	}
+	fail := func(err error) (Report, error) {
+		rep.Stopped = "error"
+		r.fillBacklog(ctx, &rep)
+		return rep, err
+	}
+	var claimed []outbox.Event
+	if stop() {
+		rep.Stopped = "deadline"
+	} else {
+		var err error
+		if claimed, err = r.claimRound(ctx, &rep); err != nil {
+			return fail(err)
 		}
-		n, err := r.RunOnce(ctx, &rep)
-		if err != nil {
-			rep.Stopped = "error"
-			r.fillBacklog(ctx, &rep)
-			return rep, err
+	}
+	var sent []outcome // sent by the previous round, not recorded yet
+	for {
+		var inflight chan []outcome
+		if len(claimed) > 0 {
+			inflight = make(chan []outcome, 1)
+			go func(evs []outbox.Event) { inflight <- r.send(ctx, evs) }(claimed)
 		}
-		if n == 0 {
-			if rep.Blocked > 0 {
-				rep.Stopped = "blocked"
+		if sent != nil {
+			if err := r.recordRound(ctx, sent, &rep); err != nil {
+				if inflight != nil {
+					<-inflight // its rows stay leased and are sent again after the lease
+				}
+				return fail(err)
 			}
+			sent = nil
+		}
+		if inflight == nil {
 			break
 		}
+		var next []outbox.Event
+		var claimErr error
+		if stop() {
+			rep.Stopped = "deadline"
+		} else {
+			next, claimErr = r.claimRound(ctx, &rep)
+		}
+		sent = <-inflight
+		if claimErr != nil {
+			if err := r.recordRound(ctx, sent, &rep); err != nil {
+				return fail(err)
+			}
+			return fail(claimErr)
+		}
+		claimed = next
+	}
+	if rep.Stopped == "drained" && rep.Blocked > 0 {
+		rep.Stopped = "blocked"
 	}
 	r.fillBacklog(ctx, &rep)
 	return rep, nil
+}
+
+// claimRound claims one batch from each shard and counts them in rep.
+func (r *Relay) claimRound(ctx context.Context, rep *Report) ([]outbox.Event, error) {
+	var all []outbox.Event
+	blockedSum := 0
+	for shard := 0; shard < r.shards(); shard++ {
+		claimed, blocked, err := r.claim(ctx, shard)
+		if err != nil {
+			return nil, err
+		}
+		blockedSum += blocked
+		if len(claimed) > 0 {
+			rep.Batches++
+			rep.Claimed += len(claimed)
+			all = append(all, claimed...)
+		}
+	}
+	rep.Blocked = blockedSum
+	return all, nil
+}
+
+// recordRound runs the AfterSend hook and records the outcomes of one round.
+func (r *Relay) recordRound(ctx context.Context, results []outcome, rep *Report) error {
+	if err := r.afterSend(results); err != nil {
+		return err
+	}
+	pub, failed, dead, err := r.recordAll(ctx, results)
+	rep.Published += pub
+	rep.Failed += failed
+	rep.Dead += dead
+	return err
 }
 
 func (r *Relay) fillBacklog(ctx context.Context, rep *Report) {
@@ -154,31 +231,14 @@ func (r *Relay) fillBacklog(ctx context.Context, rep *Report) {
 }
 
 // RunOnce claims one batch from each shard, publishes them and records the
-// outcome in rep. It returns the number of rows claimed (0 = nothing was due).
+// outcome in rep, without pipelining. It returns the number of rows claimed
+// (0 = nothing was due).
 func (r *Relay) RunOnce(ctx context.Context, rep *Report) (int, error) {
-	total, blockedSum := 0, 0
-	for shard := 0; shard < max(r.Shards, 1); shard++ {
-		claimed, blocked, err := r.claim(ctx, shard)
-		if err != nil {
-			return total, err
-		}
-		blockedSum += blocked
-		if len(claimed) == 0 {
-			continue
-		}
-		rep.Batches++
-		rep.Claimed += len(claimed)
-		pub, failed, dead, err := r.publish(ctx, claimed)
-		rep.Published += pub
-		rep.Failed += failed
-		rep.Dead += dead
-		total += len(claimed)
-		if err != nil {
-			return total, err
-		}
+	claimed, err := r.claimRound(ctx, rep)
+	if err != nil || len(claimed) == 0 {
+		return 0, err
 	}
-	rep.Blocked = blockedSum
-	return total, nil
+	return len(claimed), r.recordRound(ctx, r.send(ctx, claimed), rep)
 }
 
 // claim leases up to BatchSize due rows, at most one per aggregate and only
@@ -194,7 +254,7 @@ func (r *Relay) claim(ctx context.Context, shard int) ([]outbox.Event, int, erro
 		// it short, look four batches deep, so they do not hide claimable
 		// rows behind them.
 		for _, window := range []int{r.batchSize(), 4 * r.batchSize()} {
-			due, err := tx.ListOutboxDue(ctx, shard, now, window)
+			due, err := r.listDue(ctx, tx, shard, now, window)
 			if err != nil {
 				return err
 			}
@@ -215,6 +275,20 @@ func (r *Relay) claim(ctx context.Context, shard int) ([]outbox.Event, int, erro
 	return claimed, blocked, nil
 }
 
+// listDue lists the due rows of shard. The last configured shard also
+// takes every shard above it: rows stamped while OUTBOX_SHARDS was larger
+// (or by an instance still running with the larger setting) are claimed,
+// never stranded. Order within an aggregate does not depend on shards:
+// take only claims an aggregate's earliest pending row, whatever its shard.
+func (r *Relay) listDue(ctx context.Context, tx store.Tx, shard int, now time.Time, limit int) ([]outbox.Event, error) {
+	if shard == r.shards()-1 {
+		return tx.ListOutboxDueFrom(ctx, shard, now, limit)
+	}
+	return tx.ListOutboxDue(ctx, shard, now, limit)
+}
+
+func (r *Relay) shards() int { return max(r.Shards, 1) }
+
 // take leases the rows of due that are the earliest pending row of their
 // aggregate (one per aggregate, skipping those already in claimed) until the
 // batch is full, and returns claimed with them appended.
@@ -230,6 +304,7 @@ func (r *Relay) take(ctx context.Context, tx store.Tx, due, claimed []outbox.Eve
 	if err != nil {
 		return nil, err
 	}
+	var fresh []store.OutboxVersion
 	taken := make(map[string]bool, len(due)+len(claimed))
 	for _, e := range claimed {
 		taken[e.AggregateID] = true
@@ -242,12 +317,25 @@ func (r *Relay) take(ctx context.Context, tx store.Tx, due, claimed []outbox.Eve
 			continue // taken already, or an earlier row of this aggregate must go first
 		}
 		taken[e.AggregateID] = true
-		prev := e.Version
-		e.LeaseOwner, e.LeaseUntil, e.Version = r.Owner, now.Add(r.lease()), e.Version+1
-		if err := tx.UpdateOutbox(ctx, e, prev); err != nil {
-			return nil, err
-		}
 		claimed = append(claimed, e)
+		fresh = append(fresh, store.OutboxVersion{ID: e.ID, Version: e.Version})
+	}
+	if len(fresh) == 0 {
+		return claimed, nil
+	}
+	// One statement leases the whole batch. The rows were read in this
+	// transaction, so all are at their version unless another relay raced
+	// us; then the transaction is retried on fresh reads.
+	until := now.Add(r.lease())
+	n, err := tx.LeaseOutbox(ctx, fresh, r.Owner, until)
+	if err != nil {
+		return nil, err
+	}
+	if n != len(fresh) {
+		return nil, apperr.New(apperr.Transient, "relay: %d of %d claimed rows changed under the claim", len(fresh)-n, len(fresh))
+	}
+	for i := len(claimed) - len(fresh); i < len(claimed); i++ {
+		claimed[i].LeaseOwner, claimed[i].LeaseUntil, claimed[i].Version = r.Owner, until, claimed[i].Version+1
 	}
 	return claimed, nil
 }
@@ -258,30 +346,51 @@ type outcome struct {
 	err   error
 }
 
-// publish sends claimed rows and records each outcome in one transaction.
-func (r *Relay) publish(ctx context.Context, claimed []outbox.Event) (published, failed, dead int, err error) {
-	results := r.send(ctx, claimed)
-	if r.AfterSend != nil {
-		var sent []outbox.Event
-		for _, o := range results {
-			if o.err == nil {
-				sent = append(sent, o.event)
-			}
+// afterSend calls the AfterSend test hook with the rows the queue accepted.
+func (r *Relay) afterSend(results []outcome) error {
+	if r.AfterSend == nil {
+		return nil
+	}
+	var sent []outbox.Event
+	for _, o := range results {
+		if o.err == nil {
+			sent = append(sent, o.event)
 		}
-		if err := r.AfterSend(sent); err != nil {
-			return 0, 0, 0, err
+	}
+	return r.AfterSend(sent)
+}
+
+// recordAll records send outcomes in one transaction: every published row
+// in one batched statement, each failed row on its own (rare; it may die).
+func (r *Relay) recordAll(ctx context.Context, results []outcome) (published, failed, dead int, err error) {
+	var ok []store.OutboxVersion
+	for _, o := range results {
+		if o.err == nil {
+			ok = append(ok, store.OutboxVersion{ID: o.event.ID, Version: o.event.Version})
 		}
 	}
 	var deadTypes []deadRow // hooks run after commit: the closure may run more than once
 	err = r.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		published, failed, dead, deadTypes = 0, 0, 0, deadTypes[:0]
 		now := r.now()
-		for _, o := range results {
-			p, f, d, errType, err := r.record(ctx, tx, o, now)
+		if len(ok) > 0 {
+			// A row whose lease another relay took over (version moved on)
+			// is left alone and not counted: that relay owns it now.
+			n, err := tx.MarkOutboxPublished(ctx, ok, now)
 			if err != nil {
 				return err
 			}
-			published, failed, dead = published+p, failed+f, dead+d
+			published = n
+		}
+		for _, o := range results {
+			if o.err == nil {
+				continue
+			}
+			f, d, errType, err := r.recordFailure(ctx, tx, o, now)
+			if err != nil {
+				return err
+			}
+			failed, dead = failed+f, dead+d
 			if d > 0 {
 				deadTypes = append(deadTypes, deadRow{o.event.Destination, errType})
 			}
@@ -319,26 +428,17 @@ func (r *Relay) report(results []outcome) {
 	}
 }
 
-// record applies one send outcome. A row whose lease was taken over by
-// another relay (version moved on) is left alone: that relay owns it now.
 // deadRow names a row that went dead (for the OnDead hook).
 type deadRow struct{ destination, errorType string }
 
-func (r *Relay) record(ctx context.Context, tx store.Tx, o outcome, now time.Time) (published, failed, dead int, errorType string, err error) {
+// recordFailure applies one failed send: attempts+1 and a backoff, or dead
+// with a dead letter after the maximum. A row whose lease was taken over by
+// another relay (version moved on) is left alone: that relay owns it now.
+func (r *Relay) recordFailure(ctx context.Context, tx store.Tx, o outcome, now time.Time) (failed, dead int, errorType string, err error) {
 	e := o.event
 	prev := e.Version
 	e.Version++
 	e.LeaseOwner, e.LeaseUntil = "", time.Time{}
-	if o.err == nil {
-		e.Status, e.PublishedAt, e.LastError = outbox.StatusPublished, now, ""
-		if err := tx.UpdateOutbox(ctx, e, prev); err != nil {
-			if apperr.Is(err, apperr.Conflict) {
-				return 0, 0, 0, "", nil
-			}
-			return 0, 0, 0, "", err
-		}
-		return 1, 0, 0, "", nil
-	}
 	e.Attempts++
 	e.LastError = truncate(o.err.Error(), 1000)
 	if e.Attempts >= r.maxAttempts() {
@@ -348,19 +448,19 @@ func (r *Relay) record(ctx context.Context, tx store.Tx, o outcome, now time.Tim
 	}
 	if err := tx.UpdateOutbox(ctx, e, prev); err != nil {
 		if apperr.Is(err, apperr.Conflict) {
-			return 0, 0, 0, "", nil
+			return 0, 0, "", nil
 		}
-		return 0, 0, 0, "", err
+		return 0, 0, "", err
 	}
 	if e.Status != outbox.StatusDead {
-		return 0, 1, 0, "", nil
+		return 1, 0, "", nil
 	}
 	// dlq.Record reopens this row's entry if it was redriven before (loop guard).
 	d, err := dlq.Record(ctx, tx, deadLetter(e, o.err, r.newID(), now), r.LoopLimit)
 	if err != nil {
-		return 0, 0, 0, "", err
+		return 0, 0, "", err
 	}
-	return 0, 1, 1, d.ErrorType, nil
+	return 1, 1, d.ErrorType, nil
 }
 
 func (r *Relay) newID() string {

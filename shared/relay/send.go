@@ -89,17 +89,14 @@ func (r *Relay) Dispatch(ctx context.Context, events []outbox.Event) {
 		r.log().Warn("fast-path dispatch sent nothing; the relay will publish", "events", len(events), "error", results[0].err)
 		return
 	}
+	marks := make([]store.OutboxVersion, len(ok))
+	for i, e := range ok {
+		marks[i] = store.OutboxVersion{ID: e.ID, Version: e.Version}
+	}
 	err := r.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
-		now := r.now()
-		for _, e := range ok {
-			prev := e.Version
-			e.Version++
-			e.Status, e.PublishedAt, e.LeaseOwner, e.LeaseUntil = outbox.StatusPublished, now, "", time.Time{}
-			if err := tx.UpdateOutbox(ctx, e, prev); err != nil && !apperr.Is(err, apperr.Conflict) {
-				return err
-			}
-		}
-		return nil
+		// A row the relay took over meanwhile (version moved on) is skipped.
+		_, err := tx.MarkOutboxPublished(ctx, marks, r.now())
+		return err
 	})
 	if err != nil {
 		r.log().Warn("fast-path mark published failed; rows will be sent again by the relay", "error", err)

@@ -51,6 +51,7 @@ type Tx interface {
 	Idempotency
 	Sagas
 	Outbox
+	OutboxBatch
 	Inbox
 	Inventory
 	Payments

@@ -13,6 +13,7 @@ import (
 	"ordersaga/shared/outbox"
 	"ordersaga/shared/payment"
 	"ordersaga/shared/saga"
+	"ordersaga/shared/store"
 )
 
 // call is one tx method with sample arguments, and the error kind it must
@@ -75,6 +76,16 @@ func sampleCalls() []call {
 		{"UpdateOutbox", func(c context.Context, t *tx) error { return t.UpdateOutbox(c, e, 1) }, nf, ok},
 		{"ListOutboxDue", func(c context.Context, t *tx) error { _, err := t.ListOutboxDue(c, 3, at, 5); return err }, ok, ok},
 		{"EarliestPending", func(c context.Context, t *tx) error { _, err := t.EarliestPending(c, []string{"o", "p"}); return err }, ok, ok},
+		{"ListOutboxDueFrom", func(c context.Context, t *tx) error { _, err := t.ListOutboxDueFrom(c, 3, at, 5); return err }, ok, ok},
+		// The recorder's rows read "" for every text column: ID "" is the row it finds.
+		{"LeaseOutbox", func(c context.Context, t *tx) error {
+			_, err := t.LeaseOutbox(c, []store.OutboxVersion{{ID: "", Version: 1}}, "r", at)
+			return err
+		}, ok, ok},
+		{"MarkOutboxPublished", func(c context.Context, t *tx) error {
+			_, err := t.MarkOutboxPublished(c, []store.OutboxVersion{{ID: "", Version: 1}}, at)
+			return err
+		}, ok, ok},
 		{"OutboxBacklog", func(c context.Context, t *tx) error { _, _, err := t.OutboxBacklog(c); return err }, ok, ok},
 		{"DeletePublishedOutbox", func(c context.Context, t *tx) error { _, err := t.DeletePublishedOutbox(c, at, 5); return err }, ok, ok},
 		{"InsertInbox", func(c context.Context, t *tx) error { return t.InsertInbox(c, "cons", "m", at, at.Add(time.Hour)) }, ok, cf},

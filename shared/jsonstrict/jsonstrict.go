@@ -1,0 +1,160 @@
+// Package jsonstrict reads JSON the strict way at every boundary (order API,
+// admin API, redrive console): the document must be valid UTF-8, exactly
+// one value, and no object may name a member twice. encoding/json would keep
+// the last of two duplicate members and turn invalid UTF-8 into U+FFFD, and
+// another parser (a gateway, a log pipeline, a consumer) could read the same
+// bytes differently (RFC 8259 §4 leaves duplicates undefined; RFC 7493 I-JSON
+// forbids them).
+package jsonstrict
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"unicode/utf8"
+
+	"ordersaga/shared/apperr"
+)
+
+// Member is one "key": value of a JSON object, in document order.
+type Member struct {
+	Key string
+	Raw []byte // the value, trimmed of surrounding white space
+}
+
+// Members splits data, which must be exactly one JSON object, into its
+// members. Duplicate keys, invalid UTF-8 and anything after the object are
+// errors. ptr is the object's JSON pointer ("" for a whole document); a
+// nested object (ptr != "") may be followed by nothing but white space too.
+// Values are returned raw: call Members again for a nested object.
+func Members(data []byte, ptr string) ([]Member, *apperr.FieldError) {
+	bad := func(detail string) *apperr.FieldError {
+		return &apperr.FieldError{Pointer: ptr, Detail: detail} // "" is the whole document (RFC 6901)
+	}
+	if !utf8.Valid(data) {
+		return nil, bad("is not valid UTF-8")
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, bad("is not valid JSON: " + ErrText(err))
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, bad("must be a JSON object")
+	}
+	var out []Member
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, bad("is not valid JSON: " + ErrText(err))
+		}
+		key, _ := tok.(string) // inside an object the decoder only yields string keys
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, bad("is not valid JSON: " + ErrText(err))
+		}
+		if seen[key] {
+			return nil, &apperr.FieldError{Pointer: ptr + "/" + EscapePointer(key), Detail: "appears more than once"}
+		}
+		seen[key] = true
+		out = append(out, Member{Key: key, Raw: bytes.TrimSpace(raw)})
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return nil, bad("is not valid JSON: " + ErrText(err))
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return nil, bad("must be exactly one JSON object, with nothing after it")
+	}
+	return out, nil
+}
+
+// frame is one open object or array while Check walks a document.
+type frame struct {
+	object    bool
+	ptr       string
+	seen      map[string]bool // object: member names so far
+	expectKey bool            // object: the next token is a key
+	lastKey   string          // object: the key whose value comes next
+	index     int             // array: index of the next element
+}
+
+// Check reports the first strictness violation in data: invalid UTF-8, a
+// syntax error, an empty document, trailing data, or a member named twice in
+// any object at any depth (the pointer names the member). nil means data is
+// one strict JSON value. It checks no types or schemas.
+func Check(data []byte) *apperr.FieldError {
+	if !utf8.Valid(data) {
+		return &apperr.FieldError{Pointer: "", Detail: "is not valid UTF-8"}
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var stack []*frame
+	started := false
+	for {
+		tok, err := dec.Token()
+		switch {
+		case errors.Is(err, io.EOF) && !started:
+			return &apperr.FieldError{Pointer: "", Detail: "is empty; expected a JSON value"}
+		case errors.Is(err, io.EOF):
+			return nil
+		case err != nil:
+			return &apperr.FieldError{Pointer: "", Detail: "is not valid JSON: " + ErrText(err)}
+		}
+		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
+			stack = stack[:len(stack)-1]
+			continue
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if top != nil && top.object && top.expectKey {
+			key, _ := tok.(string) // the decoder yields only string keys here
+			if top.seen[key] {
+				return &apperr.FieldError{Pointer: top.ptr + "/" + EscapePointer(key), Detail: "appears more than once"}
+			}
+			top.seen[key], top.lastKey, top.expectKey = true, key, false
+			continue
+		}
+		// tok starts a value: name it.
+		ptr := ""
+		switch {
+		case top == nil && started:
+			return &apperr.FieldError{Pointer: "", Detail: "must be exactly one JSON value, with nothing after it"}
+		case top == nil:
+		case top.object:
+			ptr, top.expectKey = top.ptr+"/"+EscapePointer(top.lastKey), true
+		default:
+			ptr = fmt.Sprintf("%s/%d", top.ptr, top.index)
+			top.index++
+		}
+		started = true
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, &frame{object: true, ptr: ptr, seen: map[string]bool{}, expectKey: true})
+		case json.Delim('['):
+			stack = append(stack, &frame{ptr: ptr})
+		}
+	}
+}
+
+// ErrText is the text of an encoding/json syntax error (it names only the
+// offending character and offset, nothing internal).
+func ErrText(err error) string {
+	var se *json.SyntaxError
+	if errors.As(err, &se) {
+		return fmt.Sprintf("%s (at byte %d)", se.Error(), se.Offset)
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return "unexpected end of input"
+	}
+	return err.Error()
+}
+
+// EscapePointer escapes a key for use in a JSON pointer (RFC 6901).
+func EscapePointer(key string) string {
+	return strings.NewReplacer("~", "~0", "/", "~1").Replace(key)
+}

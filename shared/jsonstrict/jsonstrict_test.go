@@ -1,0 +1,49 @@
+package jsonstrict
+
+import "testing"
+
+func TestCheck(t *testing.T) {
+	cases := []struct {
+		name, doc, ptr string
+		ok             bool
+	}{
+		{"object", `{"a":1,"b":[1,{"c":2}],"d":{"e":null}}`, "", true},
+		{"scalar", `"x"`, "", true},
+		{"same key in sibling objects", `{"items":[{"sku":"a"},{"sku":"b"}]}`, "", true},
+		{"same key at two depths", `{"a":{"a":1}}`, "", true},
+		{"top-level duplicate", `{"customer_id":"a","customer_id":"b"}`, "/customer_id", false},
+		{"duplicate in array element", `{"items":[{"sku":"a"},{"sku":"a","sku":"b"}]}`, "/items/1/sku", false},
+		{"duplicate nested", `{"filter":{"x":{"k":1,"k":2}}}`, "/filter/x/k", false},
+		{"duplicate after nested value", `{"a":{"b":1},"a":2}`, "/a", false},
+		{"escaped duplicate", `{"a":1,"\u0061":2}`, "/a", false},
+		{"pointer escaping", `{"a/b":1,"a/b":2}`, "/a~1b", false},
+		{"trailing value", `{} {}`, "", false},
+		{"trailing garbage", `{}x`, "", false},
+		{"empty", ``, "", false},
+		{"invalid utf-8", "{\"a\":\"\xff\"}", "", false},
+		{"syntax", `{"a":}`, "", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			fe := Check([]byte(c.doc))
+			if (fe == nil) != c.ok {
+				t.Fatalf("Check(%s) = %+v, want ok=%v", c.doc, fe, c.ok)
+			}
+			if fe != nil && fe.Pointer != c.ptr {
+				t.Errorf("pointer %q, want %q (%s)", fe.Pointer, c.ptr, fe.Detail)
+			}
+		})
+	}
+}
+
+func TestMembers(t *testing.T) {
+	ms, fe := Members([]byte(` {"a": 1 , "b":{"c":[2]}} `), "")
+	if fe != nil || len(ms) != 2 || ms[0].Key != "a" || string(ms[0].Raw) != "1" || string(ms[1].Raw) != `{"c":[2]}` {
+		t.Fatalf("Members = %+v, %+v", ms, fe)
+	}
+	for doc, ptr := range map[string]string{`{"a":1,"a":2}`: "/f/a", `[1]`: "/f", `{"a":1}{}`: "/f", "{\"a\":\"\xff\"}": "/f"} {
+		if _, fe := Members([]byte(doc), "/f"); fe == nil || fe.Pointer != ptr {
+			t.Errorf("Members(%s) = %+v, want error at %q", doc, fe, ptr)
+		}
+	}
+}
