@@ -78,6 +78,10 @@ func run() error {
 	if err := a.EnsureQueues(ctx, tf.Queues); err != nil {
 		return err
 	}
+	lf, err := installFaults(a, &tf, os.Getenv) // local-only fault settings: faults.go
+	if err != nil {
+		return err
+	}
 	rt := &runner{app: a, log: a.Log, file: tf}
 	if err := rt.seed(ctx); err != nil {
 		return err
@@ -87,7 +91,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: rt.routes(), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: lf.wrap(rt.routes()), ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	done := rt.start(ctx)

@@ -113,6 +113,21 @@ func (s *Sim) SetFaults(failureRate, lostAnswerRate float64, latency time.Durati
 	s.cfg.FailureRate, s.cfg.LostAnswerRate, s.cfg.Latency = failureRate, lostAnswerRate, latency
 }
 
+// SetFailureRate changes only the failure rate (the local runner's
+// PATCH /_faults), keeping the lost-answer rate and the latency.
+func (s *Sim) SetFailureRate(rate float64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.cfg.FailureRate = rate
+}
+
+// FailureRate returns the current failure rate.
+func (s *Sim) FailureRate() float64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cfg.FailureRate
+}
+
 // Counters returns a snapshot of the totals.
 func (s *Sim) Counters() Counters {
 	s.mu.Lock()

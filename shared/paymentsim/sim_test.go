@@ -125,3 +125,27 @@ func TestLatencyUsesInjectedSleep(t *testing.T) {
 		t.Errorf("canceled during latency: got %v, want Transient", err)
 	}
 }
+
+// TestSetFailureRateKeepsOtherFaults: the local runner turns the provider's
+// failures on and off at run time; the lost-answer rate must survive it.
+func TestSetFailureRateKeepsOtherFaults(t *testing.T) {
+	ctx := context.Background()
+	sim := paymentsim.New(paymentsim.Config{LostAnswerRate: 1})
+	sim.SetFailureRate(1)
+	if got := sim.FailureRate(); got != 1 {
+		t.Fatalf("FailureRate = %v, want 1", got)
+	}
+	if _, err := sim.Charge(ctx, "k1", 100, "RUB"); !apperr.Is(err, apperr.Transient) {
+		t.Fatalf("charge with failure rate 1 = %v, want a transient failure", err)
+	}
+	if c := sim.Counters(); c.Failures != 1 || c.Charges != 0 {
+		t.Fatalf("after an injected failure: %+v, want 1 failure and no charge", c)
+	}
+	sim.SetFailureRate(0)
+	if _, err := sim.Charge(ctx, "k2", 100, "RUB"); !apperr.Is(err, apperr.Transient) {
+		t.Fatalf("charge with lost-answer rate 1 = %v, want the lost answer (transient)", err)
+	}
+	if c := sim.Counters(); c.Charges != 1 || c.LostAnswers != 1 {
+		t.Fatalf("after failure rate 0: %+v, want the charge made and its answer lost", c)
+	}
+}
