@@ -46,15 +46,17 @@ func (c *checker) eventOrder() {
 	seen := map[string]bool{}
 	last := map[string]outbox.Event{} // aggregate → last event that arrived first-time
 	finals := map[string]string{}
+	reported := map[string]bool{} // one violation per order
 	for _, id := range c.s.eventsSeq {
 		if seen[id] {
 			continue
 		}
 		seen[id] = true
 		e, ok := byID[id]
-		if !ok {
-			continue // reported by eventsPublished
+		if !ok || reported[e.AggregateID] {
+			continue // unknown ids are reported by eventsPublished
 		}
+		n := len(c.out) + c.more
 		if prev, ok := last[e.AggregateID]; ok && (id < prev.ID || finalRank[e.EventType] < finalRank[prev.EventType]) {
 			c.fail("order %s: %s (%s, committed first) arrived on order-events after %s (%s)",
 				e.AggregateID, e.EventType, e.ID, prev.EventType, prev.ID)
@@ -72,6 +74,9 @@ func (c *checker) eventOrder() {
 		}
 		if prev, ok := last[e.AggregateID]; !ok || id > prev.ID {
 			last[e.AggregateID] = e
+		}
+		if len(c.out)+c.more > n {
+			reported[e.AggregateID] = true
 		}
 	}
 }

@@ -10,13 +10,13 @@ import (
 
 // Pacing of a concurrent run, in real time.
 const (
-	tickEvery    = time.Millisecond       // the clock driver's period
-	tickBy       = 20 * time.Millisecond  // fake time per tick: 20× real time
-	idlePause    = 2 * time.Millisecond   // an advancer that found no message
-	relayPause   = 5 * time.Millisecond   // between relay invocations of one instance
-	recoverPause = 50 * time.Millisecond  // between recovery invocations
-	samplePause  = 20 * time.Millisecond  // between stock samples
-	maxPhase     = 10 * time.Minute       // a phase that takes longer is reported as an error
+	tickEvery    = time.Millisecond      // the clock driver's period
+	tickBy       = 20 * time.Millisecond // fake time per tick: 20× real time
+	idlePause    = 2 * time.Millisecond  // an advancer that found no message
+	relayPause   = 5 * time.Millisecond  // between relay invocations of one instance
+	recoverPause = 50 * time.Millisecond // between recovery invocations
+	samplePause  = 20 * time.Millisecond // between stock samples
+	maxPhase     = 10 * time.Minute      // a phase that takes longer is reported as an error
 )
 
 // injectConcurrent places the orders from Options.Clients goroutines while

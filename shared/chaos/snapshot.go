@@ -39,7 +39,7 @@ type snapshot struct {
 	// eventsSeq lists the event ids of order-events in the order they
 	// arrived (duplicates included).
 	eventsSeq []string
-	cmdLeft         int // messages still in saga-commands (visible + in flight)
+	cmdLeft   int // messages still in saga-commands (visible + in flight)
 }
 
 // ids lists a table's primary keys in order. The store port has no "list
