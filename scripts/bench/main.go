@@ -27,9 +27,22 @@ func main() {
 	clients := flag.Int("clients", 16, "concurrent API clients")
 	events := flag.Int("events", 3000, "outbox events in the relay measurement")
 	cold := flag.String("coldstart-child", "", "internal: measure one function's cold start in this process")
+	burst := flag.Int("burst", 600, "orders in the end-to-end burst (issue 14: 600)")
+	burstClients := flag.Int("burst-clients", 16, "clients of the end-to-end burst (issue 14: 16)")
+	e2eOnly := flag.Bool("e2e-only", false, "run only the end-to-end burst, the cost model and the targets it can judge (no SQS needed)")
 	flag.Parse()
 	if *cold != "" {
 		coldChild(*cold)
+		return
+	}
+	if *e2eOnly {
+		start := time.Now()
+		r := benchE2E(*burst, *burstClients)
+		rows := e2eRows(r, *burstClients)
+		rows = append(rows, costRows(r)...)
+		rows = append(rows, targetRows(r, rows)...)
+		printTable(rows)
+		fmt.Printf("\n(total bench time %s; go %s)\n", time.Since(start).Round(time.Second), goVersion())
 		return
 	}
 	if *sqs == "" {
@@ -42,6 +55,10 @@ func main() {
 	rows = append(rows, benchRelay(*sqs, *events)...)
 	rows = append(rows, benchTxBudget()...)
 	rows = append(rows, benchColdStart()...)
+	e2e := benchE2E(*burst, *burstClients)
+	rows = append(rows, e2eRows(e2e, *burstClients)...)
+	rows = append(rows, costRows(e2e)...)
+	rows = append(rows, targetRows(e2e, rows)...)
 	printTable(rows)
 	fmt.Printf("\n(total bench time %s; go %s)\n", time.Since(start).Round(time.Second), goVersion())
 }

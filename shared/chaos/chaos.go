@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"ordersaga/shared/app"
@@ -52,7 +53,74 @@ type Options struct {
 	// AfterDrain, if set, is called after the drain and before the checks
 	// (tests use it to damage the final state).
 	AfterDrain func(ctx context.Context, a *app.App) error
+
+	// The modes below find the class of bug of issue 13. Each is off in the
+	// zero value (the sequential, deterministic run above); any of them turns
+	// on Strict.
+
+	// Concurrent runs the API clients, the advancers, the relays and the
+	// recovery in goroutines at once on the one SQLite file, each component
+	// instance its own App (own lease owner, breaker and clock) over the
+	// shared store and queue; a driver moves the fake clock forward in real
+	// time. Such a run is not reproducible: goroutines interleave as they
+	// will (the seed still fixes the workload's stream and the settings).
+	Concurrent bool
+	// Clients, Advancers and Relays size a concurrent run (defaults 8, 3, 2).
+	Clients, Advancers, Relays int
+	// Skew gives every component instance its own clock, offset from the
+	// run's clock by a seed-drawn amount in [-Skew, +Skew] (constant per
+	// instance, so each clock stays monotonic). A sequential run with Skew
+	// plays two instances of each component, alternating.
+	Skew time.Duration
+	// Unicode puts random Unicode into every text field of the requests
+	// (Idempotency-Key, customer_id, currency, sku): noncharacters U+FFFE,
+	// U+FFFF and U+FDD0, invalid UTF-8 (a lone surrogate's bytes, 0xFF),
+	// right-to-left text and overrides, emoji with joiners, combining marks.
+	// The API must refuse such a request with 400 and change nothing, or
+	// accept it and then store it as it read it and publish all its events.
+	Unicode bool
+	// Vary draws the settings from the seed instead of the defaults: the
+	// outbox shard count (changed, mostly lowered, by a redeploy half-way),
+	// short saga and relay leases, short recovery windows, and breaker open
+	// periods longer than the payment step's retry budget. Report.Settings
+	// says what was drawn.
+	Vary bool
+	// Strict adds the checks of issue 13 to the classic ones: per-aggregate
+	// event order on order-events, stock settlement ("reserved" is what
+	// orders in flight hold), every saga ends within a bounded drain, no
+	// order waits while its dead letters grow, every accepted order's events
+	// were published, and no order was cancelled by a provider outage.
+	Strict bool
 }
+
+// multi reports whether the run plays several instances per component.
+func (o Options) multi() bool { return o.Concurrent || o.Skew > 0 || o.Vary }
+
+// mode names the run's modes.
+func (o Options) mode() string {
+	var m []string
+	if o.Concurrent {
+		m = append(m, fmt.Sprintf("concurrent(%d clients, %d advancers, %d relays)", o.Clients, o.Advancers, o.Relays))
+	} else {
+		m = append(m, "sequential")
+	}
+	if o.Skew > 0 {
+		m = append(m, "skew ±"+o.Skew.String())
+	}
+	if o.Unicode {
+		m = append(m, "unicode")
+	}
+	if o.Vary {
+		m = append(m, "vary")
+	}
+	if o.strict() {
+		m = append(m, "strict")
+	}
+	return strings.Join(m, "+")
+}
+
+// strict reports whether the checks of issue 13 run.
+func (o Options) strict() bool { return o.Strict || o.multi() || o.Unicode }
 
 // Report is the outcome of a run. Apart from Elapsed, two runs with the
 // same options and seed produce equal reports.
@@ -96,8 +164,17 @@ type Report struct {
 	Simulated time.Duration `json:"simulated"`
 	// Elapsed is the wall time of the run.
 	Elapsed time.Duration `json:"elapsed"`
-	// Violations lists every broken guarantee (empty when all hold).
-	Violations []string `json:"violations"`
+	// Mode names the modes the run used ("sequential" alone for the
+	// classic run); Settings lists the settings that differ from the
+	// defaults (Vary) and the instances' clock offsets (Skew).
+	Mode     string   `json:"mode"`
+	Settings []string `json:"settings,omitempty"`
+	// Refused counts Unicode requests the API refused with 400 (Unicode).
+	Refused int `json:"refused"`
+	// Violations lists every broken guarantee (empty when all hold), at
+	// most maxViolations of them; ViolationsBy counts all of them by check.
+	Violations   []string       `json:"violations"`
+	ViolationsBy map[string]int `json:"violations_by"`
 }
 
 // OK reports whether every guarantee held.
@@ -113,6 +190,15 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	}
 	if opts.Log == nil {
 		opts.Log = io.Discard
+	}
+	if opts.Clients <= 0 {
+		opts.Clients = 8
+	}
+	if opts.Advancers <= 0 {
+		opts.Advancers = 3
+	}
+	if opts.Relays <= 0 {
+		opts.Relays = 2
 	}
 	w, cleanup, err := newWorld(ctx, opts)
 	if err != nil {

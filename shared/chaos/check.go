@@ -21,6 +21,9 @@ type checker struct {
 	s    *snapshot
 	out  []string
 	more int
+	// name is the check running now; by counts violations per check.
+	name string
+	by   map[string]int
 
 	// Derived once.
 	events     map[string]map[string]bool // aggregate id → event types with rows
@@ -31,6 +34,7 @@ type checker struct {
 }
 
 func (c *checker) fail(format string, args ...any) {
+	c.by[c.name]++
 	if len(c.out) >= maxViolations {
 		c.more++
 		return
@@ -59,25 +63,41 @@ func (w *world) check(ctx context.Context) (Report, error) {
 		return Report{}, err
 	}
 	c := &checker{w: w, s: s, events: map[string]map[string]bool{}, deadFor: map[string]bool{},
-		committed: map[string]bool{}, orderOf: map[string]string{}, failedSaga: map[string]bool{}}
+		committed: map[string]bool{}, orderOf: map[string]string{}, failedSaga: map[string]bool{},
+		by: map[string]int{}}
+	c.name = "idempotency"
 	c.index()
-	if left != "" {
+	c.name = "drain"
+	switch {
+	case w.stall != "":
+		c.fail("the drain made no progress for %s of fake time: %s", stallRounds*drainStep, w.stall)
+	case left != "":
 		c.fail("the relay and recovery did not drain in %d rounds: %s", maxDrainRounds, left)
 	}
+	c.name = "stock"
 	for _, v := range w.sampled {
 		c.fail("%s", v)
 	}
-	c.ordersHaveEvents()
-	c.eventsPublished()
-	c.sagasFinished()
-	c.stepsOnce()
-	c.stockConserved()
-	c.moneyBalances()
-	c.idempotency()
+	for _, ck := range []struct {
+		name string
+		run  func()
+	}{
+		{"events", c.ordersHaveEvents}, {"published", c.eventsPublished}, {"sagas", c.sagasFinished},
+		{"steps-once", c.stepsOnce}, {"stock", c.stockConserved}, {"money", c.moneyBalances},
+		{"idempotency", c.idempotency},
+	} {
+		c.name = ck.name
+		ck.run()
+	}
+	if w.opts.strict() {
+		c.strictChecks()
+	}
 	if c.more > 0 {
 		c.out = append(c.out, fmt.Sprintf("... and %d more violations", c.more))
 	}
-	return w.report(s, c.out), nil
+	r := w.report(s, c.out)
+	r.ViolationsBy = c.by
+	return r, nil
 }
 
 func (c *checker) index() {

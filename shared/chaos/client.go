@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"ordersaga/shared/app"
 	"ordersaga/shared/order"
 )
 
@@ -24,6 +25,10 @@ type keyRun struct {
 	// probe is the answer to the same key with a different body (nil if
 	// the key was not reused so).
 	probe *reply
+	// unicode marks a request with random Unicode in its text fields: the
+	// API may refuse it with 400 (refused is then set), and req is what a
+	// conforming JSON parser reads from body.
+	unicode, refused bool
 }
 
 // reply is one HTTP answer.
@@ -65,7 +70,7 @@ func (w *world) newRequest(i int) order.Request {
 		}
 		used[sku] = true
 		if big && len(req.Items) == 0 {
-			it.UnitPriceMinor = w.app.Config.Payment.DeclineAbove + 1 + w.wl.Int64N(1000)
+			it.UnitPriceMinor = w.cfg.Payment.DeclineAbove + 1 + w.wl.Int64N(1000)
 		}
 		req.Items = append(req.Items, it)
 	}
@@ -75,39 +80,59 @@ func (w *world) newRequest(i int) order.Request {
 // placeOrder sends order i: once, or 2–4 times at once with the same key;
 // a reused key is then sent once more with the same body and once with a
 // different one.
-func (w *world) placeOrder(ctx context.Context, i int) error {
+func (w *world) placeOrder(ctx context.Context, a *app.App, i int) error {
 	req := w.newRequest(i)
+	key := fmt.Sprintf("order-%06d", i)
 	body, err := json.Marshal(req)
 	if err != nil {
 		return fmt.Errorf("chaos: encode order: %w", err)
 	}
-	k := &keyRun{key: fmt.Sprintf("order-%06d", i), req: req, body: body}
-	w.keys = append(w.keys, k)
+	k := &keyRun{key: key, req: req, body: body}
+	if w.opts.Unicode && w.wl.Float64() < unicodeShare {
+		k.unicode = true
+		k.key, k.body, k.req = w.unicodeRequest(key, req)
+		body = k.body
+	}
+	w.mu.Lock()
+	w.keys[i] = k
+	w.mu.Unlock()
 	dup := w.wl.Float64() < w.faults.DuplicatePost
 	copies := 2 + w.wl.IntN(3)
 	mismatch := w.wl.Float64() < w.faults.MismatchedPost
+	seq := !w.opts.Concurrent
 	if !dup {
-		k.replies = append(k.replies, w.post(ctx, k.key, body, true))
+		k.replies = append(k.replies, w.post(ctx, a, k.key, body, seq))
 	} else {
-		// Concurrent copies: injection pauses so that no random draw
-		// depends on which goroutine runs first.
-		w.in.set(false)
+		// Concurrent copies: in a sequential run injection pauses so that
+		// no random draw depends on which goroutine runs first.
+		if seq {
+			w.in.set(false)
+		}
 		replies := make([]reply, copies)
 		var wg sync.WaitGroup
 		for c := range replies {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				replies[c] = w.post(ctx, k.key, body, false)
+				replies[c] = w.post(ctx, a, k.key, body, false)
 			}()
 		}
 		wg.Wait()
-		w.in.set(true)
+		if seq {
+			w.in.set(true)
+		}
 		k.replies = append(k.replies, replies...)
 	}
+	if k.unicode && k.replies[0].status == http.StatusBadRequest {
+		k.refused = true
+		w.refused.Add(1)
+		return ctx.Err() // refused: nothing to reuse
+	}
 	if dup || mismatch {
-		w.clock.Advance(time.Duration(w.wl.IntN(3000)) * time.Millisecond)
-		k.replies = append(k.replies, w.post(ctx, k.key, body, true))
+		if seq {
+			w.clock.Advance(time.Duration(w.wl.IntN(3000)) * time.Millisecond)
+		}
+		k.replies = append(k.replies, w.post(ctx, a, k.key, body, seq))
 	}
 	if mismatch {
 		alt := req
@@ -117,16 +142,17 @@ func (w *world) placeOrder(ctx context.Context, i int) error {
 		if err != nil {
 			return fmt.Errorf("chaos: encode order: %w", err)
 		}
-		p := w.post(ctx, k.key, altBody, true)
+		p := w.post(ctx, a, k.key, altBody, seq)
 		k.probe = &p
 	}
 	return ctx.Err()
 }
 
-// post sends one POST /orders through the App's HTTP handler (in process)
+// post sends one POST /orders through an App's HTTP handler (in process)
 // and retries 503 and 409 as a client honouring Retry-After would; with
-// advance it moves the clock by the Retry-After second first.
-func (w *world) post(ctx context.Context, key string, body []byte, advance bool) reply {
+// advance it moves the clock by the Retry-After second first (in a
+// concurrent run the clock driver moves it: the client pauses briefly).
+func (w *world) post(ctx context.Context, a *app.App, key string, body []byte, advance bool) reply {
 	var last reply
 	for attempt := 0; attempt < maxPostAttempts; attempt++ {
 		req := httptest.NewRequest(http.MethodPost, "/orders", bytes.NewReader(body)).WithContext(ctx)
@@ -134,7 +160,7 @@ func (w *world) post(ctx context.Context, key string, body []byte, advance bool)
 		req.Header.Set("Idempotency-Key", key)
 		req.Header.Set("Content-Type", "application/json")
 		rec := httptest.NewRecorder()
-		w.app.HTTP.ServeHTTP(rec, req)
+		a.HTTP.ServeHTTP(rec, req)
 		w.requests.Add(1)
 		last = reply{status: rec.Code, body: rec.Body.String(), location: rec.Header().Get("Location")}
 		if rec.Code != http.StatusServiceUnavailable && rec.Code != http.StatusConflict {
@@ -143,6 +169,8 @@ func (w *world) post(ctx context.Context, key string, body []byte, advance bool)
 		w.retries.add(fmt.Sprintf("http_%d_retried", rec.Code), 1)
 		if advance {
 			w.clock.Advance(time.Second)
+		} else if w.opts.Concurrent {
+			time.Sleep(time.Millisecond)
 		}
 	}
 	return last

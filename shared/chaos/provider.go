@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"ordersaga/shared/app"
 	"ordersaga/shared/apperr"
 	"ordersaga/shared/payments"
 	"ordersaga/shared/paymentsim"
@@ -71,20 +72,26 @@ func (p *truthProvider) Refund(ctx context.Context, key, chargeKey string, amoun
 	return refunded, err
 }
 
-// wirePayments replaces the App's provider with the simulator on fake time:
-// its latency advances the clock (a few calls take longer than the attempt
-// timeout and fail before any effect), the policy's retry pauses advance the
-// clock, and the breaker reads it. The policy is the production one
-// otherwise (payments.NewPolicy with the App's configuration).
-func (w *world) wirePayments() {
-	cfg := w.app.Config.Payment
-	w.sim = paymentsim.New(paymentsim.Config{DeclineAbove: cfg.DeclineAbove, Seed: w.opts.Seed ^ 0x9e3779b9,
+// newProvider creates the run's one simulated provider on fake time (every
+// instance calls it): its latency advances the clock, and a few calls take
+// longer than the attempt timeout and fail before any effect.
+func (w *world) newProvider() {
+	w.sim = paymentsim.New(paymentsim.Config{DeclineAbove: w.cfg.Payment.DeclineAbove, Seed: w.opts.Seed ^ 0x9e3779b9,
 		Sleep: w.providerLatency})
 	w.fx = &effects{charges: map[string]effect{}, refunds: map[string]effect{}}
+}
+
+// wirePayments replaces an App's provider with the run's simulator: the
+// policy's retry pauses advance the clock, and the breaker reads the
+// instance's clock now. The policy is the production one otherwise
+// (payments.NewPolicy with the App's configuration), one per instance as
+// one per function instance in the cloud.
+func (w *world) wirePayments(a *app.App, now func() time.Time, n uint64) {
+	cfg := a.Config.Payment
 	policy := payments.NewPolicy(payments.PolicyConfig{
 		Name: "payment", MaxConcurrent: cfg.MaxConcurrent, AttemptTimeout: cfg.Timeout,
-		Breaker: resilience.BreakerConfig{FailureThreshold: cfg.BreakerThreshold, OpenTimeout: cfg.BreakerOpenFor, Now: w.clock.Now},
-		Backoff: resilience.Backoff{Base: 100 * time.Millisecond, Cap: 2 * time.Second, Rand: resilience.NewRand(w.opts.Seed + 3)},
+		Breaker: resilience.BreakerConfig{FailureThreshold: cfg.BreakerThreshold, OpenTimeout: cfg.BreakerOpenFor, Now: now},
+		Backoff: resilience.Backoff{Base: 100 * time.Millisecond, Cap: 2 * time.Second, Rand: resilience.NewRand(w.opts.Seed + 3 + 16*n)},
 		Sleep: func(ctx context.Context, d time.Duration) error {
 			w.clock.Advance(d)
 			return ctx.Err()
@@ -95,8 +102,8 @@ func (w *world) wirePayments() {
 			}
 		},
 	})
-	w.app.PaymentSim, w.app.PaymentPolicy = w.sim, policy
-	w.app.Payments.Provider = payments.NewGuardedProvider(
+	a.PaymentSim, a.PaymentPolicy = w.sim, policy
+	a.Payments.Provider = payments.NewGuardedProvider(
 		&truthProvider{sim: w.sim, in: w.in, f: &w.faults, faults: w.faultsN, fx: w.fx}, policy)
 }
 
@@ -105,7 +112,7 @@ func (w *world) wirePayments() {
 // probability it takes longer than the attempt timeout and fails.
 func (w *world) providerLatency(ctx context.Context, d time.Duration) error {
 	if w.in.fire(w.faultsN, "payment_timeout", w.faults.PaymentTimeout) {
-		w.clock.Advance(w.app.Config.Payment.Timeout)
+		w.clock.Advance(w.cfg.Payment.Timeout)
 		return context.DeadlineExceeded
 	}
 	w.clock.Advance(time.Duration(2 * w.in.float() * float64(d)))

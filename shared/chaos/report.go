@@ -11,7 +11,14 @@ import (
 
 // report builds the run's Report from the snapshot and the violations.
 func (w *world) report(s *snapshot, violations []string) Report {
-	r := Report{Seed: w.opts.Seed, Orders: len(w.keys), Requests: int(w.requests.Load()),
+	placed := 0
+	for _, k := range w.keys {
+		if k != nil {
+			placed++
+		}
+	}
+	r := Report{Seed: w.opts.Seed, Orders: placed, Requests: int(w.requests.Load()),
+		Mode: w.opts.mode(), Settings: append([]string(nil), w.settings...), Refused: int(w.refused.Load()),
 		RetriesBy: w.retries.snapshot(), Crashes: w.crashes.snapshot(), Faults: w.faultsN.snapshot(),
 		InvocationFailures: w.invFail.snapshot(), Messages: w.msgs.snapshot(),
 		DeadLetters: len(s.dead), DeadLettersBy: map[string]int{}, DrainRounds: w.drainRounds,
@@ -44,15 +51,28 @@ func (w *world) report(s *snapshot, violations []string) Report {
 	return r
 }
 
-// WriteTable prints the report as a Markdown table, then the violations.
+// indent marks a sub-row of the table. A plain "↳" reads the same in a
+// terminal and in rendered Markdown (HTML entities such as &nbsp; only
+// render in the latter).
+const indent = "↳ "
+
+// WriteTable prints the report as a Markdown table, then the violations by
+// check and the violations themselves.
 func (r Report) WriteTable(out io.Writer) {
 	row := func(k string, v any) { fmt.Fprintf(out, "| %s | %v |\n", k, v) }
-	fmt.Fprintf(out, "chaos run: seed %d, %d orders, %s wall, %s simulated\n\n",
-		r.Seed, r.Orders, r.Elapsed.Round(time.Millisecond), r.Simulated.Round(time.Second))
+	fmt.Fprintf(out, "chaos run: seed %d, %d orders, mode %s, %s wall, %s simulated\n",
+		r.Seed, r.Orders, r.Mode, r.Elapsed.Round(time.Millisecond), r.Simulated.Round(time.Second))
+	for _, s := range r.Settings {
+		fmt.Fprintf(out, "  setting: %s\n", s)
+	}
+	fmt.Fprintln(out)
 	fmt.Fprintln(out, "| metric | value |")
 	fmt.Fprintln(out, "|---|---|")
 	row("orders", r.Orders)
 	row("POST /orders requests", r.Requests)
+	if r.Refused > 0 || strings.Contains(r.Mode, "unicode") {
+		row("refused with 400 (Unicode)", r.Refused)
+	}
 	row("confirmed", r.Confirmed)
 	row("cancelled", r.Cancelled)
 	row("failed (dead-lettered)", r.Failed)
@@ -65,11 +85,11 @@ func (r Report) WriteTable(out io.Writer) {
 		}
 		row(name, total)
 		for _, k := range sortedKeys(m) {
-			row("&nbsp;&nbsp;"+name+": "+k, m[k])
+			row(indent+name+": "+k, m[k])
 		}
 	}
 	for _, k := range sortedKeys(r.RetriesBy) {
-		row("&nbsp;&nbsp;retries: "+k, r.RetriesBy[k])
+		row(indent+"retries: "+k, r.RetriesBy[k])
 	}
 	group("crashes injected", r.Crashes)
 	group("faults injected", r.Faults)
@@ -78,7 +98,14 @@ func (r Report) WriteTable(out io.Writer) {
 	group("dead letters", r.DeadLettersBy)
 	row("DLQ moves", r.DLQMoves)
 	row("drain rounds", r.DrainRounds)
-	row("violations", len(r.Violations))
+	total := 0
+	for _, n := range r.ViolationsBy {
+		total += n
+	}
+	row("violations", total)
+	for _, k := range sortedKeys(r.ViolationsBy) {
+		row(indent+"violations: "+k, r.ViolationsBy[k])
+	}
 	if len(r.Violations) > 0 {
 		fmt.Fprintf(out, "\nviolations:\n  - %s\n", strings.Join(r.Violations, "\n  - "))
 	} else {

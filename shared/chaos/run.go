@@ -23,26 +23,37 @@ const (
 // inject places the orders one after another with faults on, playing the
 // triggers between them: the advancer's queue trigger after about half of
 // the orders (so batches mix sagas), the relay and the recovery on their
-// timers.
+// timers. A Vary run redeploys with another shard count half-way; a
+// Concurrent run places them from several clients at once instead.
 func (w *world) inject(ctx context.Context) error {
 	w.in.set(true)
 	w.sim.SetFaults(w.faults.PaymentFailure, 0, w.faults.PaymentLatency)
+	if w.opts.Concurrent {
+		return w.injectConcurrent(ctx)
+	}
 	w.lastRelay, w.lastRecover = w.clock.Now(), w.clock.Now()
 	step := max(w.opts.Orders/10, 1)
 	for i := 0; i < w.opts.Orders; i++ {
+		if w.opts.Vary && i == w.opts.Orders/2 {
+			if err := w.redeploy(ctx); err != nil {
+				return err
+			}
+		}
 		w.clock.Advance(time.Duration(w.wl.IntN(1500)) * time.Millisecond)
-		if err := w.placeOrder(ctx, i); err != nil {
+		if err := w.placeOrder(ctx, w.pick("api"), i); err != nil {
 			return err
 		}
 		if w.wl.Float64() < 0.5 {
-			w.pump(ctx, max(w.faults.BatchesPerTick, 1))
+			w.pump(ctx, w.pick("advancer"), max(w.faults.BatchesPerTick, 1))
 		}
 		now := w.clock.Now()
 		if now.Sub(w.lastRelay) >= relayPeriod {
-			w.runRelay(ctx)
+			w.lastRelay = now
+			w.runRelay(ctx, w.pick("relay"))
 		}
 		if now.Sub(w.lastRecover) >= recoveryPeriod {
-			w.runRecovery(ctx)
+			w.lastRecover = now
+			w.runRecovery(ctx, w.pick("recovery"))
 		}
 		if i%5 == 0 {
 			w.sampleStock(ctx)
@@ -54,22 +65,39 @@ func (w *world) inject(ctx context.Context) error {
 	return ctx.Err()
 }
 
+// redeploy replaces every instance with one built with another shard count
+// (OUTBOX_SHARDS changed by a deploy while rows are in flight).
+func (w *world) redeploy(ctx context.Context) error {
+	cfg := w.cfg
+	cfg.Relay.Shards = redeployShards(cfg.Relay.Shards, w.opts.Seed)
+	fmt.Fprintf(w.opts.Log, "chaos: redeploy with OUTBOX_SHARDS=%d (was %d)\n", cfg.Relay.Shards, w.cfg.Relay.Shards)
+	return w.deploy(ctx, cfg)
+}
+
+// stallRounds is how many drain rounds (of drainStep fake time each) without
+// progress end the drain: 45 minutes, longer than any backoff, lease,
+// breaker or recovery window a run uses.
+const stallRounds = 135
+
 // drain stops injecting and lets the triggers run, advancing the clock
 // between rounds, until every saga finished, no outbox row is pending and
-// the command queue is empty (or the round limit is reached: the checker
-// then reports what is left). A last round after the longest queue delay
-// flushes delayed messages.
+// the command queue is empty — or the round limit is reached, or nothing
+// changed for stallRounds rounds (the checker then reports what is left).
+// After a stall it runs recovery a few more times, noting whether the dead
+// letters of the unfinished sagas keep growing. A last round after the
+// longest queue delay flushes delayed messages.
 func (w *world) drain(ctx context.Context) error {
 	w.in.set(false)
 	w.sim.SetFaults(0, 0, 0)
 	fmt.Fprintf(w.opts.Log, "chaos: faults off, draining\n")
 	round := func() {
 		w.pumpAll(ctx)
-		w.runRelay(ctx)
+		w.runRelay(ctx, w.pick("relay"))
 		w.pumpAll(ctx)
-		w.runRecovery(ctx)
+		w.runRecovery(ctx, w.pick("recovery"))
 		w.pumpAll(ctx)
 	}
+	best, same := [2]int{-1, -1}, 0
 	for w.drainRounds = 1; w.drainRounds <= maxDrainRounds; w.drainRounds++ {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -82,8 +110,42 @@ func (w *world) drain(ctx context.Context) error {
 		if left == "" {
 			break
 		}
+		// Progress is a new low of unfinished sagas or of pending rows.
+		n := w.lastLeft
+		improved := best[0] < 0 || n[0] < best[0] || n[1] < best[1]
+		if best[0] < 0 {
+			best = n
+		}
+		best = [2]int{min(best[0], n[0]), min(best[1], n[1])}
+		if improved {
+			same = 0
+		} else {
+			same++
+		}
+		if same >= stallRounds {
+			w.stall = left
+			break
+		}
 		w.sampleStock(ctx)
 		w.clock.Advance(drainStep)
+	}
+	if w.stall != "" {
+		before, err := w.deadOfUnfinished(ctx)
+		if err != nil {
+			return err
+		}
+		for k := 0; k < 3; k++ {
+			w.clock.Advance(w.cfg.Recovery.StuckAfter + w.cfg.Saga.Lease + w.cfg.Relay.BackoffCap)
+			round()
+		}
+		after, err := w.deadOfUnfinished(ctx)
+		if err != nil {
+			return err
+		}
+		w.deadGrowth = map[string][2]int{}
+		for id, n := range after {
+			w.deadGrowth[id] = [2]int{before[id], n}
+		}
 	}
 	w.clock.Advance(queue.MaxDelay + w.visibility)
 	round()
@@ -94,7 +156,7 @@ func (w *world) drain(ctx context.Context) error {
 // visible.
 func (w *world) pumpAll(ctx context.Context) {
 	for i := 0; i < 100_000 && ctx.Err() == nil; i++ {
-		if w.pump(ctx, 10) == 0 {
+		if w.pump(ctx, w.pick("advancer"), 10) == 0 {
 			return
 		}
 	}
@@ -123,6 +185,7 @@ func (w *world) leftover(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("chaos: queue depth: %w", err)
 	}
+	w.lastLeft = [2]int{unfinished, pending}
 	if unfinished+pending+visible+inFlight == 0 {
 		return "", nil
 	}
@@ -131,7 +194,7 @@ func (w *world) leftover(ctx context.Context) (string, error) {
 }
 
 // sampleStock checks the stock invariants at this instant: nothing
-// negative, and every unit either available or reserved.
+// negative, and every unit available, reserved or sold.
 func (w *world) sampleStock(ctx context.Context) {
 	var all []inventory.Stock
 	err := w.sqlite.View(ctx, func(ctx context.Context, tx store.Tx) (err error) {

@@ -36,7 +36,10 @@ type snapshot struct {
 	// there, or ingested as dead letters by recovery) and inEvents those in
 	// order-events, by outbox event id.
 	inDLQ, inEvents map[string]int
-	cmdLeft         int // messages still in saga-commands (visible + in flight)
+	// eventsSeq lists the event ids of order-events in the order they
+	// arrived (duplicates included).
+	eventsSeq []string
+	cmdLeft   int // messages still in saga-commands (visible + in flight)
 }
 
 // ids lists a table's primary keys in order. The store port has no "list
@@ -134,10 +137,10 @@ func (w *world) snapshot(ctx context.Context) (*snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("chaos: read final state: %w", err)
 	}
-	if s.inDLQ, err = w.drainQueue(ctx, w.dlqURL); err != nil {
+	if s.inDLQ, _, err = w.drainQueue(ctx, w.dlqURL); err != nil {
 		return nil, err
 	}
-	if s.inEvents, err = w.drainQueue(ctx, w.eventsURL); err != nil {
+	if s.inEvents, s.eventsSeq, err = w.drainQueue(ctx, w.eventsURL); err != nil {
 		return nil, err
 	}
 	visible, inFlight, err := w.app.Queue.Depth(ctx, w.cmdURL)
@@ -148,22 +151,25 @@ func (w *world) snapshot(ctx context.Context) (*snapshot, error) {
 	return s, nil
 }
 
-// drainQueue receives (and deletes) every message of a queue and counts
-// them by outbox event id.
-func (w *world) drainQueue(ctx context.Context, url string) (map[string]int, error) {
-	seen := map[string]int{}
+// drainQueue receives (and deletes) every message of a queue, one at a
+// time as a consumer of an ordered queue would, and counts them by outbox
+// event id; seq lists the ids in arrival order.
+func (w *world) drainQueue(ctx context.Context, url string) (seen map[string]int, seq []string, err error) {
+	seen = map[string]int{}
 	for {
 		msgs, err := w.app.Queue.Receive(ctx, url, queue.ReceiveOptions{Max: queue.MaxBatch, VisibilityTimeout: queue.MaxVisibilityTimeout})
 		if err != nil {
-			return nil, fmt.Errorf("chaos: read %s: %w", url, err)
+			return nil, nil, fmt.Errorf("chaos: read %s: %w", url, err)
 		}
 		if len(msgs) == 0 {
-			return seen, nil
+			return seen, seq, nil
 		}
 		for _, m := range msgs {
-			seen[eventID(m.Attributes, m.MessageID)]++
+			id := eventID(m.Attributes, m.MessageID)
+			seen[id]++
+			seq = append(seq, id)
 			if err := w.app.Queue.Delete(ctx, url, m.ReceiptHandle); err != nil {
-				return nil, fmt.Errorf("chaos: delete from %s: %w", url, err)
+				return nil, nil, fmt.Errorf("chaos: delete from %s: %w", url, err)
 			}
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"strconv"
 
+	"ordersaga/shared/app"
 	"ordersaga/shared/handlers"
 	"ordersaga/shared/outbox"
 	"ordersaga/shared/queue"
@@ -22,11 +23,11 @@ const queueARN = "yrn:yc:ymq:ru-central1:chaos:saga-commands"
 // invocation succeeded. Injected: crashes part-way through a batch, lost
 // acknowledgements, the same batch invoked twice, and an old batch
 // delivered again. It returns the number of messages received.
-func (w *world) pump(ctx context.Context, maxBatches int) int {
+func (w *world) pump(ctx context.Context, a *app.App, maxBatches int) int {
 	var batches [][]queue.Message
 	n := 0
 	for len(batches) < maxBatches && ctx.Err() == nil {
-		msgs, err := w.app.Queue.Receive(ctx, w.cmdURL, queue.ReceiveOptions{Max: w.batch, VisibilityTimeout: w.visibility})
+		msgs, err := a.Queue.Receive(ctx, w.cmdURL, queue.ReceiveOptions{Max: w.batch, VisibilityTimeout: w.visibility})
 		if err != nil || len(msgs) == 0 {
 			break // a failed receive was counted by the queue decorator; the next tick tries again
 		}
@@ -36,11 +37,16 @@ func (w *world) pump(ctx context.Context, maxBatches int) int {
 	w.shuffle(len(batches), func(i, j int) { batches[i], batches[j] = batches[j], batches[i] })
 	for _, b := range batches {
 		w.shuffle(len(b), func(i, j int) { b[i], b[j] = b[j], b[i] })
-		w.deliver(ctx, b)
+		w.deliver(ctx, a, b)
 	}
+	w.mu.Lock()
+	var raw []byte
 	if len(w.history) > 0 && w.in.fire(w.faultsN, "stale_redelivery", w.faults.StaleRedeliver) {
-		raw := w.history[w.in.intn(len(w.history))]
-		w.invoke(ctx, raw, nil)
+		raw = w.history[w.in.intn(len(w.history))]
+	}
+	w.mu.Unlock()
+	if raw != nil {
+		w.invoke(ctx, a, raw, nil)
 	}
 	return n
 }
@@ -54,7 +60,7 @@ func (w *world) shuffle(n int, swap func(i, j int)) {
 }
 
 // deliver invokes the advancer with one received batch and acknowledges it.
-func (w *world) deliver(ctx context.Context, msgs []queue.Message) {
+func (w *world) deliver(ctx context.Context, a *app.App, msgs []queue.Message) {
 	for _, m := range msgs {
 		if m.ReceiveCount > 1 {
 			w.retries.add("queue_redelivery", 1)
@@ -62,16 +68,18 @@ func (w *world) deliver(ctx context.Context, msgs []queue.Message) {
 	}
 	for i, m := range msgs {
 		id := eventID(m.Attributes, m.MessageID)
+		w.mu.Lock()
 		poisoned, seen := w.poison[id]
 		if !seen {
 			poisoned = w.in.fire(w.faultsN, "poison_message", w.faults.PoisonMessage)
 			w.poison[id] = poisoned
 		}
+		w.mu.Unlock()
 		if poisoned {
 			// The function handles the messages before this one, then dies.
 			w.crashes.add("advancer_poison_crash", 1)
 			if i > 0 {
-				w.invoke(ctx, w.envelope(msgs[:i]), msgs[:i])
+				w.invoke(ctx, a, w.envelope(msgs[:i]), msgs[:i])
 			}
 			w.invFail.add("sagaadvancer", 1)
 			return
@@ -81,39 +89,44 @@ func (w *world) deliver(ctx context.Context, msgs []queue.Message) {
 		// The function died after handling a prefix of the batch; the
 		// trigger sees a failure and deletes nothing.
 		if k := w.in.intn(len(msgs)); k > 0 {
-			w.invoke(ctx, w.envelope(msgs[:k]), msgs[:k])
+			w.invoke(ctx, a, w.envelope(msgs[:k]), msgs[:k])
 		}
 		w.invFail.add("sagaadvancer", 1)
 		return
 	}
 	raw := w.envelope(msgs)
+	w.mu.Lock()
 	if len(w.history) < historySize {
 		w.history = append(w.history, raw)
 	} else {
 		w.history[w.in.intn(historySize)] = raw
 	}
-	ok := w.invoke(ctx, raw, msgs)
+	w.mu.Unlock()
+	ok := w.invoke(ctx, a, raw, msgs)
 	if w.in.fire(w.faultsN, "duplicate_invocation", w.faults.DuplicateInvoke) {
-		w.invoke(ctx, raw, msgs)
+		w.invoke(ctx, a, raw, msgs)
 	}
 	if !ok || w.in.fire(w.crashes, "advancer_lost_ack", w.faults.LostAck) {
 		return // the batch comes back after the visibility timeout
 	}
 	for _, m := range msgs {
-		_ = w.app.Queue.Delete(ctx, w.cmdURL, m.ReceiptHandle) // a failure means one more delivery
+		_ = a.Queue.Delete(ctx, w.cmdURL, m.ReceiptHandle) // a failure means one more delivery
 	}
 }
 
 // invoke runs the sagaadvancer function body with an envelope and counts
 // the deliveries of msgs (nil: msgs are counted from the envelope).
-func (w *world) invoke(ctx context.Context, raw []byte, msgs []queue.Message) bool {
+func (w *world) invoke(ctx context.Context, a *app.App, raw []byte, msgs []queue.Message) bool {
+	w.mu.Lock()
 	if msgs == nil {
 		ev, err := yc.DecodeQueue(raw)
 		if err != nil {
+			w.mu.Unlock()
 			return false
 		}
 		for _, m := range ev.Messages {
 			if w.poison[eventID(m.MessageAttributes, m.MessageID)] {
+				w.mu.Unlock()
 				w.crashes.add("advancer_poison_crash", 1) // it kills this invocation too
 				w.invFail.add("sagaadvancer", 1)
 				return false
@@ -127,7 +140,8 @@ func (w *world) invoke(ctx context.Context, raw []byte, msgs []queue.Message) bo
 			w.delivered[eventID(m.Attributes, m.MessageID)]++
 		}
 	}
-	if _, err := handlers.Registry["sagaadvancer"](ctx, w.app, raw); err != nil {
+	w.mu.Unlock()
+	if _, err := handlers.Registry["sagaadvancer"](ctx, a, raw); err != nil {
 		w.invFail.add("sagaadvancer", 1)
 		return false
 	}
@@ -160,17 +174,15 @@ func eventID(attrs map[string]string, messageID string) string {
 }
 
 // runRelay fires the outbox relay's timer once.
-func (w *world) runRelay(ctx context.Context) {
-	w.lastRelay = w.clock.Now()
-	if _, err := handlers.Registry["outboxrelay"](ctx, w.app, yc.EncodeTimer("chaos-relay", "relay", w.clock.Now())); err != nil {
+func (w *world) runRelay(ctx context.Context, a *app.App) {
+	if _, err := handlers.Registry["outboxrelay"](ctx, a, yc.EncodeTimer("chaos-relay", "relay", w.clock.Now())); err != nil {
 		w.invFail.add("outboxrelay", 1)
 	}
 }
 
 // runRecovery fires the saga recovery's timer once.
-func (w *world) runRecovery(ctx context.Context) {
-	w.lastRecover = w.clock.Now()
-	out, err := handlers.Registry["sagarecovery"](ctx, w.app, yc.EncodeTimer("chaos-recovery", "recover", w.clock.Now()))
+func (w *world) runRecovery(ctx context.Context, a *app.App) {
+	out, err := handlers.Registry["sagarecovery"](ctx, a, yc.EncodeTimer("chaos-recovery", "recover", w.clock.Now()))
 	if err != nil {
 		w.invFail.add("sagarecovery", 1)
 		return

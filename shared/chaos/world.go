@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -18,10 +19,12 @@ import (
 	"ordersaga/shared/orchestrator"
 	"ordersaga/shared/outbox"
 	"ordersaga/shared/paymentsim"
+	"ordersaga/shared/queue"
 	"ordersaga/shared/resilience"
 	"ordersaga/shared/saga"
 	"ordersaga/shared/sqlitequeue"
 	"ordersaga/shared/sqlitestore"
+	"ordersaga/shared/store"
 	"ordersaga/shared/triggers"
 )
 
@@ -48,6 +51,29 @@ type world struct {
 
 	requests atomic.Int64 // POST /orders sent
 
+	// Instances (multi-instance modes): cfg is the deployed configuration,
+	// roles the App instances playing each component ("api", "advancer",
+	// "relay", "recovery"; every role is w.app in the classic run), rr the
+	// round-robin counter of pick.
+	cfg      config.Config
+	roles    map[string][]*app.App
+	rr       atomic.Uint64
+	settings []string
+	deploys  int
+	fstore   store.Store
+	fqueue   queue.Queue
+	newID    func() string
+	logger   *slog.Logger
+	// mu guards delivered, poison, history and keys in concurrent runs.
+	mu sync.Mutex
+	// stall is set when the drain stopped making progress; deadGrowth then
+	// holds, per unfinished saga, its dead letters before and after the
+	// extra recovery rounds.
+	stall      string
+	lastLeft   [2]int // unfinished sagas, pending outbox rows at the last leftover
+	deadGrowth map[string][2]int
+	refused    atomic.Int64
+
 	initial map[string]int64
 	wl      *rand.Rand // the workload's own stream, independent of the faults
 	keys    []*keyRun
@@ -65,11 +91,11 @@ type world struct {
 }
 
 func newWorld(ctx context.Context, opts Options) (*world, func(), error) {
-	w := &world{opts: opts, clock: newClock(),
+	w := &world{opts: opts, clock: newClock(), keys: make([]*keyRun, opts.Orders),
 		delivered: map[string]int{}, poison: map[string]bool{}, origin: &origins{m: map[string]string{}},
 		crashes: newTally(), faultsN: newTally(), retries: newTally(), msgs: newTally(), invFail: newTally(),
 		in: &injector{rnd: rand.New(rand.NewPCG(opts.Seed, 0xc4a05))},
-		wl: rand.New(rand.NewPCG(opts.Seed, 0x0dde5))}
+		wl: rand.New(&lockedSource{src: rand.NewPCG(opts.Seed, 0x0dde5)})}
 	w.faults = DefaultFaults()
 	if opts.Faults != nil {
 		w.faults = *opts.Faults
@@ -114,11 +140,15 @@ func (w *world) build(ctx context.Context, path string) error {
 	}
 	cfg := config.Default()
 	cfg.SQLitePath, cfg.QueueSQLite, cfg.Metrics = path, path, "none"
+	if w.opts.Vary {
+		w.vary(&cfg)
+	}
+	w.cfg = cfg
 	logOut := io.Discard
 	if w.opts.Verbose {
 		logOut = w.opts.Log
 	}
-	log := slog.New(slog.NewJSONHandler(logOut, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	w.logger = slog.New(slog.NewJSONHandler(logOut, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	var err error
 	if w.sqlite, err = sqlitestore.Open(ctx, path, sqlitestore.Options{Now: w.clock.Now}); err != nil {
 		return fmt.Errorf("chaos: open store: %w", err)
@@ -129,17 +159,25 @@ func (w *world) build(ctx context.Context, path string) error {
 	if err != nil {
 		return fmt.Errorf("chaos: open queue: %w", err)
 	}
-	w.app, err = app.New(ctx, cfg, app.Options{Now: w.clock.Now, NewID: counter("id"), Log: log, Owner: "chaos",
-		Store: &faultyStore{inner: w.sqlite, in: w.in, f: &w.faults, faults: w.faultsN},
-		Queue: &faultyQueue{inner: q, in: w.in, f: &w.faults, faults: w.faultsN}})
+	w.fstore = &faultyStore{inner: w.sqlite, in: w.in, f: &w.faults, faults: w.faultsN}
+	w.fqueue = &faultyQueue{inner: q, in: w.in, f: &w.faults, faults: w.faultsN}
+	w.newID = counter("id")
+	w.app, err = app.New(ctx, cfg, app.Options{Now: w.clock.Now, NewID: w.newID, Log: w.logger, Owner: "chaos",
+		Store: w.fstore, Queue: w.fqueue})
 	if err != nil {
 		return fmt.Errorf("chaos: build app: %w", err)
 	}
 	if err := w.setupQueues(ctx); err != nil {
 		return err
 	}
-	w.wirePayments()
-	w.wireFaults()
+	w.newProvider()
+	w.wireInstance(w.app, w.clock.Now, 0)
+	w.roles = map[string][]*app.App{"api": {w.app}, "advancer": {w.app}, "relay": {w.app}, "recovery": {w.app}}
+	if w.opts.multi() {
+		if err := w.deploy(ctx, cfg); err != nil {
+			return err
+		}
+	}
 	w.initial = map[string]int64{
 		"sku-a": int64(6 * w.opts.Orders), "sku-b": int64(w.opts.Orders/2 + 5),
 		"sku-c": int64(w.opts.Orders/8 + 5), "sku-out": 0,
@@ -149,6 +187,11 @@ func (w *world) build(ctx context.Context, path string) error {
 	}
 	if w.opts.Tamper != nil {
 		w.opts.Tamper(w.app)
+		for _, a := range w.instances() {
+			if a != w.app {
+				w.opts.Tamper(a)
+			}
+		}
 	}
 	return nil
 }
@@ -203,8 +246,8 @@ func findUp(rel string) (string, error) {
 
 // wireFaults puts the crash and fault hooks on the App's components, seeds
 // their backoff jitter, and chains counters onto their metric hooks.
-func (w *world) wireFaults() {
-	a, f := w.app, &w.faults
+func (w *world) wireFaults(a *app.App, n uint64) {
+	f := &w.faults
 	drop := func(who string, p float64) *dropper {
 		return &dropper{inner: a.Relay, in: w.in, p: p, kind: who + "_before_dispatch", who: who,
 			crashes: w.crashes, origin: w.origin}
@@ -218,8 +261,8 @@ func (w *world) wireFaults() {
 		}
 		return nil
 	}
-	a.Relay.Backoff.Rand = resilience.NewRand(w.opts.Seed + 1)
-	a.Advancer.Backoff.Rand = resilience.NewRand(w.opts.Seed + 2)
+	a.Relay.Backoff.Rand = resilience.NewRand(w.opts.Seed + 1 + 16*n)
+	a.Advancer.Backoff.Rand = resilience.NewRand(w.opts.Seed + 2 + 16*n)
 	a.Advancer.AfterStep = func(_ string, dir saga.Direction) error {
 		kind, p := "step_after_effect", f.CrashAfterStep
 		if dir == saga.Compensate {

@@ -1,0 +1,209 @@
+package main
+
+// stack.go is the bench's one point of contact with the product's wiring
+// (shared/app, shared/handlers): it builds the local stack the way the local
+// runner (scripts/localcloud) does — SQLite store and embedded queue on one
+// file, the API as API Gateway calls the orderapi function, the advancer's
+// queue trigger and the relay and recovery timers from triggers.yaml — with
+// counters on the queue port, the store's transactions and every function
+// invocation. If the wiring changes, this is the file to adapt.
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"ordersaga/shared/app"
+	"ordersaga/shared/config"
+	"ordersaga/shared/handlers"
+	"ordersaga/shared/queue"
+	"ordersaga/shared/sqlitequeue"
+	"ordersaga/shared/sqlitestore"
+	"ordersaga/shared/triggers"
+	"ordersaga/shared/yc"
+)
+
+// stack is a running local stack with its counters.
+type stack struct {
+	a    *app.App
+	srv  *httptest.Server
+	tf   triggers.File
+	q    *countingQueue
+	db   *sql.DB
+	tx   atomic.Int64 // store transactions (InTx and View)
+	inv  *invocations
+	stop context.CancelFunc
+	wg   sync.WaitGroup
+}
+
+// invocations counts function invocations and their wall time.
+type invocations struct {
+	mu   sync.Mutex
+	n    map[string]int
+	dur  map[string]time.Duration
+	bill map[string]time.Duration // each rounded up to 100 ms, as Cloud Functions bills
+}
+
+func (iv *invocations) add(name string, d time.Duration) {
+	iv.mu.Lock()
+	defer iv.mu.Unlock()
+	iv.n[name]++
+	iv.dur[name] += d
+	iv.bill[name] += (d + 100*time.Millisecond - 1).Truncate(100 * time.Millisecond)
+}
+
+// newStack builds the stack in dir and starts its triggers.
+func newStack(dir string, stock map[string]int64) *stack {
+	ctx := context.Background()
+	s := &stack{inv: &invocations{n: map[string]int{}, dur: map[string]time.Duration{}, bill: map[string]time.Duration{}}}
+	cfg := config.Default()
+	cfg.SQLitePath = filepath.Join(dir, "e2e.db")
+	cfg.QueueSQLite = cfg.SQLitePath
+	cfg.LogLevel = "error"
+	st, err := sqlitestore.Open(ctx, cfg.SQLitePath, sqlitestore.Options{OnTx: func(bool) { s.tx.Add(1) }})
+	must(err)
+	s.db = st.DB()
+	inner, err := sqlitequeue.New(st.DB())
+	must(err)
+	s.q = &countingQueue{Queue: inner}
+	s.a, err = app.New(ctx, cfg, app.Options{Store: st, Queue: s.q, Log: app.NewLogger(os.Stderr, "error")})
+	must(err)
+	s.tf, err = triggers.Load("triggers/triggers.yaml")
+	must(err)
+	must(s.a.EnsureQueues(ctx, s.tf.Queues))
+	must(s.a.Stock.Seed(ctx, stock))
+	s.q.reset()
+	s.tx.Store(0)
+	s.srv = httptest.NewServer(http.HandlerFunc(s.api))
+	run, stop := context.WithCancel(ctx)
+	s.stop = stop
+	for _, t := range s.tf.Timers {
+		period, _ := t.Period()
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			tick := time.NewTicker(period)
+			defer tick.Stop()
+			for {
+				select {
+				case <-run.Done():
+					return
+				case <-tick.C:
+				}
+				s.invoke(run, t.Function, yc.EncodeTimer(t.Name, t.Payload, time.Now()))
+			}
+		}()
+	}
+	for _, qt := range s.tf.QueueTriggers {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.queueLoop(run, qt)
+		}()
+	}
+	return s
+}
+
+// close stops the triggers and the server and closes the App.
+func (s *stack) close() {
+	s.stop()
+	s.wg.Wait()
+	s.srv.Close()
+	_ = s.a.Close()
+}
+
+// api serves a request as API Gateway calls the orderapi function.
+func (s *stack) api(w http.ResponseWriter, r *http.Request) {
+	ev, err := yc.NewHTTPRequestEvent(r, 3_500_000)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusRequestEntityTooLarge)
+		return
+	}
+	raw, _ := json.Marshal(ev)
+	t0 := time.Now()
+	resp, err := handlers.OrderAPI(yc.WithInvocation(r.Context(), "bench", "orderapi"), s.a, raw)
+	s.inv.add("orderapi", time.Since(t0))
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadGateway)
+		return
+	}
+	_ = yc.WriteHTTPResponse(w, *resp)
+}
+
+func (s *stack) invoke(ctx context.Context, name string, raw []byte) error {
+	t0 := time.Now()
+	_, err := handlers.Registry[name](yc.WithInvocation(ctx, "bench", name), s.a, raw)
+	s.inv.add(name, time.Since(t0))
+	return err
+}
+
+// queueLoop plays a Message Queue trigger as the local runner does.
+func (s *stack) queueLoop(ctx context.Context, qt triggers.QueueTrigger) {
+	url := s.a.Config.QueueURLs.SagaCommands
+	vis := time.Duration(qt.VisibilityTimeoutSeconds) * time.Second
+	for ctx.Err() == nil {
+		msgs, err := s.a.Queue.Receive(ctx, url, queue.ReceiveOptions{Max: qt.BatchSize, Wait: time.Second, VisibilityTimeout: vis})
+		if err != nil || len(msgs) == 0 {
+			continue
+		}
+		env := make([]yc.QueueMessage, len(msgs))
+		for i, m := range msgs {
+			env[i] = yc.QueueMessage{EventID: m.MessageID, MessageID: m.MessageID, Body: m.Body, MD5OfBody: yc.BodyMD5(m.Body),
+				CreatedAt: m.SentAt, MessageAttributes: m.Attributes}
+		}
+		raw, err := yc.EncodeQueue("yrn:yc:ymq:ru-central1:local:"+qt.Queue, env)
+		if err != nil {
+			continue
+		}
+		if s.invoke(ctx, qt.Function, raw) != nil {
+			continue
+		}
+		for _, m := range msgs {
+			_ = s.a.Queue.Delete(ctx, url, m.ReceiptHandle)
+		}
+	}
+}
+
+// countingQueue decorates the queue port and counts the requests a Message
+// Queue would bill: SendMessageBatch calls (and the messages in them),
+// ReceiveMessage calls with and without messages, DeleteMessage calls.
+type countingQueue struct {
+	queue.Queue
+	sends, sent, receives, emptyReceives, deletes atomic.Int64
+}
+
+func (q *countingQueue) reset() {
+	q.sends.Store(0)
+	q.sent.Store(0)
+	q.receives.Store(0)
+	q.emptyReceives.Store(0)
+	q.deletes.Store(0)
+}
+
+func (q *countingQueue) SendBatch(ctx context.Context, url string, msgs []queue.OutMessage) ([]queue.SendResult, error) {
+	q.sends.Add(1)
+	q.sent.Add(int64(len(msgs)))
+	return q.Queue.SendBatch(ctx, url, msgs)
+}
+
+func (q *countingQueue) Receive(ctx context.Context, url string, opts queue.ReceiveOptions) ([]queue.Message, error) {
+	m, err := q.Queue.Receive(ctx, url, opts)
+	if len(m) > 0 {
+		q.receives.Add(1)
+	} else {
+		q.emptyReceives.Add(1)
+	}
+	return m, err
+}
+
+func (q *countingQueue) Delete(ctx context.Context, url, handle string) error {
+	q.deletes.Add(1)
+	return q.Queue.Delete(ctx, url, handle)
+}
