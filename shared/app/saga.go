@@ -60,6 +60,7 @@ func (a *App) wireSaga(cfg config.Config, owner string) {
 	}
 	a.Recovery = &orchestrator.Recovery{
 		Store: a.Store, Now: a.Now, NewID: a.NewID, StuckAfter: cfg.Recovery.StuckAfter, BatchSize: cfg.Recovery.BatchSize,
+		MaxRedrives: cfg.Recovery.MaxRedrives, LoopLimit: cfg.Redrive.LoopLimit,
 		Dispatcher: a.Relay, Shards: cfg.Relay.Shards, Owner: owner, Log: a.Log,
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"ordersaga/shared/outbox"
 	"ordersaga/shared/saga"
 	"ordersaga/shared/store"
+	"ordersaga/shared/textcut"
 )
 
 // ids are generated before the save transaction, which may run more than once.
@@ -53,10 +54,10 @@ func (a *Advancer) save(ctx context.Context, inst saga.Instance, run stepRun, m 
 		d = decide(cur, a.steps(), r, now, a.backoff())
 		meta := chain(cur, m.Attributes)
 		if d.gaveUp {
-			if change, err = a.failOrder(ctx, tx, d.next, now); err != nil {
+			if change, err = failOrder(ctx, tx, d.next, "compensation failed: "+d.next.LastError, now); err != nil {
 				return err
 			}
-			if err := a.deadLetter(ctx, tx, d.next, r.err, meta, id.deadLetter, now); err != nil {
+			if err := deadLetter(ctx, tx, d.next, apperr.KindOf(r.err).String(), meta, id.deadLetter, a.LoopLimit, now); err != nil {
 				return err
 			}
 		}
@@ -98,13 +99,14 @@ func (a *Advancer) appendLog(ctx context.Context, tx store.Tx, cur saga.Instance
 	e := saga.LogEntry{SagaID: cur.ID, Seq: len(prior) + 1, Step: r.name, Direction: r.dir, Outcome: d.outcome,
 		Attempt: cur.Attempts + 1, StateAfter: d.next.State, DurationMS: r.duration.Milliseconds(), At: now, MessageID: m.EventID}
 	if r.err != nil {
-		e.Error = truncate(r.err.Error(), 1000)
+		e.Error = textcut.Cut(r.err.Error(), maxErrorText)
 	}
 	return tx.AppendSagaLog(ctx, e)
 }
 
-// failOrder marks the order FAILED after a compensation gave up.
-func (a *Advancer) failOrder(ctx context.Context, tx store.Tx, inst saga.Instance, now time.Time) (*orderChange, error) {
+// failOrder marks the order FAILED after its saga gave up (a compensation
+// failed for good, or recovery could not make the saga advance).
+func failOrder(ctx context.Context, tx store.Tx, inst saga.Instance, reason string, now time.Time) (*orderChange, error) {
 	o, err := tx.GetOrder(ctx, inst.Data.OrderID)
 	if apperr.Is(err, apperr.NotFound) {
 		return nil, nil
@@ -113,7 +115,7 @@ func (a *Advancer) failOrder(ctx context.Context, tx store.Tx, inst saga.Instanc
 		return nil, err
 	}
 	prev := o.Version
-	if !o.Transition(order.StatusFailed, "compensation failed: "+inst.LastError, now) {
+	if !o.Transition(order.StatusFailed, reason, now) {
 		return nil, nil
 	}
 	if err := tx.UpdateOrder(ctx, o, prev); err != nil {
@@ -122,11 +124,10 @@ func (a *Advancer) failOrder(ctx context.Context, tx store.Tx, inst saga.Instanc
 	return &orderChange{order: o, eventType: outbox.TypeOrderFailed}, nil
 }
 
-// deadLetter records a saga whose compensation gave up, for operators. A
-// saga dead-lettered before (and redriven) reopens its entry with one more
-// failure in the history instead of getting a second one.
-func (a *Advancer) deadLetter(ctx context.Context, tx store.Tx, inst saga.Instance, cause error, meta map[string]string, id string, now time.Time) error {
-	kind := apperr.KindOf(cause).String()
+// deadLetter records a failed saga for operators (kind is its error_type).
+// A saga dead-lettered before (and redriven) reopens its entry with one
+// more failure in the history instead of getting a second one.
+func deadLetter(ctx context.Context, tx store.Tx, inst saga.Instance, kind string, meta map[string]string, id string, loopLimit int, now time.Time) error {
 	text := inst.LastError
 	payload := commandFor(inst, ReasonCompensate)
 	payload.State = saga.StateCompensating // what a redrive resumes
@@ -138,7 +139,7 @@ func (a *Advancer) deadLetter(ctx context.Context, tx store.Tx, inst saga.Instan
 		FirstFailedAt: now, LastFailedAt: now, Status: dlq.StatusOpen,
 		IdempotencyKey: meta[outbox.AttrIdempotencyKey], OrderID: inst.Data.OrderID, SagaID: inst.ID,
 		CreatedAt: now, UpdatedAt: now, Version: 1,
-	}, a.LoopLimit)
+	}, loopLimit)
 	return err
 }
 

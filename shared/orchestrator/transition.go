@@ -7,6 +7,7 @@ import (
 	"ordersaga/shared/apperr"
 	"ordersaga/shared/resilience"
 	"ordersaga/shared/saga"
+	"ordersaga/shared/textcut"
 )
 
 // stepRun is the outcome of running one step or compensation.
@@ -55,8 +56,9 @@ func decide(cur saga.Instance, steps []saga.StepDef, r stepRun, now time.Time, b
 	next := cur
 	next.LeaseOwner, next.LeaseUntil = "", time.Time{}
 	next.UpdatedAt, next.NextAttemptAt, next.Version = now, now, cur.Version+1
+	next.Data.Redrives = 0 // the saga moved: recovery's count starts again
 	if r.err != nil {
-		next.LastError = truncate(r.err.Error(), 1000)
+		next.LastError = textcut.Cut(r.err.Error(), maxErrorText)
 	}
 	def := steps[cur.Step]
 	d := decision{}
@@ -152,9 +154,6 @@ func stepName(steps []saga.StepDef, inst saga.Instance) (string, saga.Direction)
 	return steps[inst.Step].Name, saga.Forward
 }
 
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n]
-}
+// maxErrorText bounds the error texts stored with a saga, its step log and
+// its dead letter (cut on a character boundary by textcut.Cut).
+const maxErrorText = 1000
