@@ -32,6 +32,11 @@ type Advancer struct {
 	NewID func() string
 	// Backoff spaces a step's retries (full jitter); default 1 s doubling to 1 min.
 	Backoff resilience.Backoff
+	// MaxBreakerWaits bounds how many times one step (or compensation) may
+	// be refused by an open circuit breaker (or a full bulkhead) without
+	// spending one of its attempts; each refusal waits for the breaker's
+	// RetryIn (default DefaultMaxBreakerWaits).
+	MaxBreakerWaits int
 	// Lease keeps other advancers off a saga while one step runs; it must
 	// exceed the longest step timeout (default 1 min).
 	Lease time.Duration

@@ -51,7 +51,7 @@ func (a *Advancer) save(ctx context.Context, inst saga.Instance, run stepRun, m 
 				return err
 			}
 		}
-		d = decide(cur, a.steps(), r, now, a.backoff())
+		d = decide(cur, a.steps(), r, now, retryPolicy{backoff: a.backoff(), waits: a.MaxBreakerWaits})
 		meta := chain(cur, m.Attributes)
 		if d.gaveUp {
 			if change, err = failOrder(ctx, tx, d.next, "compensation failed: "+d.next.LastError, now); err != nil {
