@@ -148,7 +148,7 @@ func Default() Config {
 		Relay: Relay{BatchSize: 100, MaxAttempts: 10, Lease: 30 * time.Second, BackoffBase: time.Second,
 			BackoffCap: 5 * time.Minute, Shards: 1, Budget: 50 * time.Second, Retention: 7 * 24 * time.Hour},
 		Saga:     Saga{Lease: 30 * time.Second, BackoffBase: 500 * time.Millisecond, BackoffCap: time.Minute, InboxTTL: 7 * 24 * time.Hour},
-		Recovery: Recovery{BatchSize: 100, StuckAfter: 2 * time.Minute, MaxRedrives: 20},
+		Recovery: Recovery{BatchSize: 100, StuckAfter: 30 * time.Second, MaxRedrives: 20},
 		Redrive:  Redrive{MaxPerCall: 1000, LoopLimit: 3, MaxRate: 100},
 		Payment: Payment{Timeout: 2 * time.Second, MaxConcurrent: 16, BreakerThreshold: 5, BreakerOpenFor: 10 * time.Second,
 			DeclineAbove: 1_000_000},

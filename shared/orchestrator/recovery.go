@@ -20,9 +20,11 @@ type Recovery struct {
 	Now   func() time.Time
 	// NewID makes outbox ids (random 128-bit hex if nil).
 	NewID func() string
-	// StuckAfter is how long past its due time an idle saga must be before
-	// it is re-driven (default 2 min): long enough for a delayed message in
-	// flight to arrive first.
+	// StuckAfter is how long past its due time an idle saga (no lease) must
+	// be before it is re-driven (default DefaultStuckAfter, 30 s): long
+	// enough for a message in a healthy queue to arrive first, short enough
+	// that a message held by a consumer that died costs little. A saga whose
+	// lease lapsed is re-driven without this wait.
 	StuckAfter time.Duration
 	// MaxRedrives is how many times in a row recovery re-drives a saga that
 	// does not move (every transition resets the count) before it gives up:

@@ -12,18 +12,35 @@ import (
 	"ordersaga/shared/textcut"
 )
 
-// redrive gives every stuck saga (unfinished, lease free, due more than
-// StuckAfter ago) a fresh saga.advance carrying its CURRENT token, in one
-// transaction per saga that also bumps NextAttemptAt and the version. An old
-// message still in flight for the same token and the new one race
+// redrive gives every stuck saga a fresh saga.advance carrying its CURRENT
+// token, in one transaction per saga that also bumps NextAttemptAt and the
+// version. A saga is stuck when it is unfinished, its lease is free, and
+// either
+//
+//   - an advancer took its lease and let it lapse without saving (the
+//     advancer crashed mid-step): nothing else will resume it until the
+//     queue redelivers the message, which may be a whole visibility timeout
+//     later, so it is re-driven at once; or
+//   - it has been due for more than StuckAfter (its message was lost, or is
+//     held by a consumer that died before taking the lease).
+//
+// An old message still in flight for the same token and the new one race
 // harmlessly: the first takes the lease and moves the token, the second is
 // busy or stale.
 func (r *Recovery) redrive(ctx context.Context, rep *Report, note func(error)) error {
-	stuckBefore := r.now().Add(-r.stuckAfter())
+	now := r.now()
 	var due []saga.Instance
 	err := r.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
-		var err error
-		due, err = tx.ListSagasDue(ctx, stuckBefore, r.batch())
+		// Due and lease free now, oldest NextAttemptAt first: the sagas due
+		// for longer than StuckAfter and the abandoned leases (whose
+		// NextAttemptAt is the time their step became due) come first.
+		list, err := tx.ListSagasDue(ctx, now, r.batch())
+		due = due[:0]
+		for _, s := range list {
+			if r.stuck(s, now) {
+				due = append(due, s)
+			}
+		}
 		return err
 	})
 	if err != nil {
@@ -43,6 +60,14 @@ func (r *Recovery) redrive(ctx context.Context, rep *Report, note func(error)) e
 	return nil
 }
 
+// stuck reports whether recovery should re-drive s at now (see redrive).
+func (r *Recovery) stuck(s saga.Instance, now time.Time) bool {
+	if s.State.Finished() || s.LeaseUntil.After(now) {
+		return false
+	}
+	return s.LeaseOwner != "" || !s.NextAttemptAt.After(now.Add(-r.stuckAfter()))
+}
+
 // redriveOne re-checks one saga in a transaction and, if it is still stuck,
 // writes its re-drive command — or, once the saga has been re-driven
 // MaxRedrives times without moving, fails it (see giveUp). gaveUp reports
@@ -60,7 +85,7 @@ func (r *Recovery) redriveOne(ctx context.Context, id string) (dispatch []outbox
 		if err != nil {
 			return err
 		}
-		if s.State.Finished() || s.LeaseUntil.After(now) || s.NextAttemptAt.After(now.Add(-r.stuckAfter())) {
+		if !r.stuck(s, now) {
 			return nil // it moved meanwhile
 		}
 		orderID = s.Data.OrderID
@@ -73,6 +98,7 @@ func (r *Recovery) redriveOne(ctx context.Context, id string) (dispatch []outbox
 		} else {
 			prev := s.Version
 			s.NextAttemptAt, s.UpdatedAt, s.Version = now, now, prev+1
+			s.LeaseOwner, s.LeaseUntil = "", time.Time{} // a lapsed lease is abandoned
 			s.Data.Redrives++
 			if err := tx.UpdateSaga(ctx, s, prev); err != nil {
 				return err
@@ -149,7 +175,10 @@ func (r *Recovery) maxRedrives() int {
 	return DefaultMaxRedrives
 }
 
-func (r *Recovery) stuckAfter() time.Duration { return orDefault(r.StuckAfter, 2*time.Minute) }
+func (r *Recovery) stuckAfter() time.Duration { return orDefault(r.StuckAfter, DefaultStuckAfter) }
+
+// DefaultStuckAfter is Recovery.StuckAfter's default (RECOVERY_STUCK_AFTER).
+const DefaultStuckAfter = 30 * time.Second
 
 // forEach runs one per-saga repair (redriveOne or repair) for each saga,
 // notes each error, dispatches the rows they wrote for dispatch (those
