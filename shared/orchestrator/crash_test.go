@@ -48,19 +48,18 @@ func TestCrashedRunnerResumesWithinALease(t *testing.T) {
 	for i := 0; i < orders; i++ {
 		e.place(item("sku-1", 1, 100))
 	}
-	// Run a few steps so the sagas are at different places.
-	for i := 0; i < orders; i++ {
-		d := e.queue[0]
-		e.queue = e.queue[1:]
-		if _, err := e.adv.Handle(context.Background(), d.msg); err != nil {
-			t.Fatal(err)
-		}
-		e.pump()
-	}
 	// The dying process receives a batch; its first message takes the
-	// lease and runs the step, then the process is killed before saving.
+	// lease, runs steps in place up to process_payment's effect, and the
+	// process is killed before saving it. The rest of the batch is held
+	// invisible; two messages are still in the queue.
 	crashed := false
-	e.adv.AfterStep = func(string, saga.Direction) error { crashed = true; return errCrash }
+	e.adv.AfterStep = func(step string, _ saga.Direction) error {
+		if step == saga.StepProcessPayment && !crashed {
+			crashed = true
+			return errCrash
+		}
+		return nil
+	}
 	received := e.queue[:batch]
 	e.queue = e.queue[batch:]
 	if _, err := e.adv.Handle(context.Background(), received[0].msg); err == nil || !crashed {
@@ -77,6 +76,7 @@ func TestCrashedRunnerResumesWithinALease(t *testing.T) {
 				e.unfinished(), orders, elapsed, e.adv.Lease, e.rec.StuckAfter)
 		}
 		var later []delivery
+		e.relay() // the relay publishes what a dead advancer left leased, once the lease lapsed
 		for len(e.queue) > 0 {
 			d := e.queue[0]
 			e.queue = e.queue[1:]

@@ -22,15 +22,24 @@ type ids struct{ advance, orderEvent, deadLetter string }
 // any order event, and on give-up fails the order and writes a dead letter.
 //
 // It returns the step's final outcome (an internal step's is only known here).
-func (a *Advancer) save(ctx context.Context, inst saga.Instance, run stepRun, m Message) (Result, stepRun, decision, []outbox.Event, error) {
+//
+// consumed, when set, is the command row the step ran for in place (step
+// chaining: m was never delivered): it is marked published here, in the
+// step's own transaction, unless the relay already published it. With
+// carry set, a saga whose next step is due at once keeps its lease and its
+// next command is written leased to this advancer and not dispatched: next
+// is returned, and the caller runs that step in place. If the caller dies,
+// the row is published when its lease lapses, so the saga resumes.
+func (a *Advancer) save(ctx context.Context, inst saga.Instance, run stepRun, m Message, consumed *outbox.Event, carry bool) (Result, stepRun, decision, []outbox.Event, *chainNext, error) {
 	now := a.now()
 	id := ids{advance: a.newID(), orderEvent: a.newID(), deadLetter: a.newID()}
 	var d decision
 	var events []outbox.Event
 	var res Result
+	var next *chainNext
 	final := run
 	err := a.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
-		events = nil
+		events, next = nil, nil
 		r := run // afresh on every run of the closure
 		cur, err := tx.GetSaga(ctx, inst.ID)
 		if err != nil {
@@ -45,6 +54,11 @@ func (a *Advancer) save(ctx context.Context, inst saga.Instance, run stepRun, m 
 			}
 			return err
 		}
+		if consumed != nil {
+			if err := markConsumed(ctx, tx, consumed.ID, now); err != nil {
+				return err
+			}
+		}
 		var change *orderChange
 		if r.pending {
 			if change, err = runInternal(ctx, tx, cur, &r, now); err != nil {
@@ -52,6 +66,10 @@ func (a *Advancer) save(ctx context.Context, inst saga.Instance, run stepRun, m 
 			}
 		}
 		d = decide(cur, a.steps(), r, now, retryPolicy{backoff: a.backoff(), waits: a.MaxBreakerWaits})
+		chained := carry && d.cmd != nil && !d.next.NextAttemptAt.After(now)
+		if chained {
+			d.next.LeaseOwner, d.next.LeaseUntil = a.owner(), now.Add(a.lease())
+		}
 		meta := chain(cur, m.Attributes)
 		if d.gaveUp {
 			if change, err = failOrder(ctx, tx, d.next, "compensation failed: "+d.next.LastError, now); err != nil {
@@ -67,8 +85,14 @@ func (a *Advancer) save(ctx context.Context, inst saga.Instance, run stepRun, m 
 		if err := a.appendLog(ctx, tx, cur, r, d, m, now); err != nil {
 			return err
 		}
+		var cmdRow outbox.Event
 		if d.cmd != nil {
-			events = append(events, newAdvanceEvent(id.advance, a.Shards, *d.cmd, meta, d.next.NextAttemptAt, now, a.owner(), a.dispatchLease()))
+			lease := a.dispatchLease()
+			if chained {
+				lease = a.lease() // not dispatched: published only if this advancer dies
+			}
+			cmdRow = newAdvanceEvent(id.advance, a.Shards, *d.cmd, meta, d.next.NextAttemptAt, now, a.owner(), lease)
+			events = append(events, cmdRow)
 		}
 		if change != nil {
 			e, err := newOrderEvent(id.orderEvent, a.Shards, change.eventType, change.order, meta, now, a.owner(), a.dispatchLease())
@@ -80,14 +104,51 @@ func (a *Advancer) save(ctx context.Context, inst saga.Instance, run stepRun, m 
 		if events, err = insertEvents(ctx, tx, events); err != nil {
 			return err
 		}
+		if chained {
+			events = without(events, cmdRow.ID)
+			next = &chainNext{inst: d.next, row: cmdRow}
+		}
 		res = Result{Status: StatusProcessed, SagaID: cur.ID, Step: r.name, Direction: r.dir, Outcome: d.outcome, State: d.next.State}
 		final = r
 		return nil
 	})
 	if err != nil {
-		return Result{SagaID: inst.ID, Step: run.name, Direction: run.dir}, run, d, nil, err
+		return Result{SagaID: inst.ID, Step: run.name, Direction: run.dir}, run, d, nil, nil, err
 	}
-	return res, final, d, events, nil
+	return res, final, d, events, next, nil
+}
+
+// chainNext is the step a save left leased to this advancer: the saga as
+// saved, and the command row written for it.
+type chainNext struct {
+	inst saga.Instance
+	row  outbox.Event
+}
+
+// markConsumed marks a command row that was consumed in place as published,
+// unless the relay took it meanwhile (then its delivery finds the token
+// moved and is acknowledged as stale or duplicate).
+func markConsumed(ctx context.Context, tx store.Tx, id string, now time.Time) error {
+	e, err := tx.GetOutbox(ctx, id)
+	if apperr.Is(err, apperr.NotFound) {
+		return nil
+	}
+	if err != nil || e.Status != outbox.StatusPending {
+		return err
+	}
+	prev := e.Version
+	e.Status, e.PublishedAt, e.LeaseOwner, e.LeaseUntil, e.Version = outbox.StatusPublished, now, "", time.Time{}, prev+1
+	return tx.UpdateOutbox(ctx, e, prev)
+}
+
+func without(events []outbox.Event, id string) []outbox.Event {
+	out := events[:0:0]
+	for _, e := range events {
+		if e.ID != id {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // appendLog writes the step-log line of this execution.
