@@ -23,6 +23,18 @@ func (h hooks) breakerChanged(name string, from, to resilience.State) {
 	h.m.Set(metrics.BreakerState, breakerValue(to), "dependency", name)
 }
 
+// breakerInit exports a new breaker's series at once: state closed (0)
+// and its transition counters at 0, so dashboards and alerts see the
+// breaker before its first transition.
+func (h hooks) breakerInit(name string, s resilience.State) {
+	h.m.Set(metrics.BreakerState, breakerValue(s), "dependency", name)
+	for _, t := range [][2]resilience.State{{resilience.StateClosed, resilience.StateOpen},
+		{resilience.StateOpen, resilience.StateHalfOpen}, {resilience.StateHalfOpen, resilience.StateOpen},
+		{resilience.StateHalfOpen, resilience.StateClosed}} {
+		h.m.Add(metrics.BreakerTransitions, 0, "dependency", name, "from", t[0].String(), "to", t[1].String())
+	}
+}
+
 // breakerValue maps resilience states onto the metric's scale (0 closed,
 // 1 half-open, 2 open), which differs from resilience.State's order.
 func breakerValue(s resilience.State) float64 {
@@ -95,6 +107,9 @@ func (h hooks) sagaHooks() orchestrator.Hooks {
 
 func (h hooks) recovery(rep orchestrator.Report) {
 	h.m.Add(metrics.RecoveryRedriven, float64(rep.Redriven))
+	if rep.GaveUp > 0 { // sagas recovery failed after too many re-drives: the DLQ-growth alert fires
+		h.m.Add(metrics.DLQAdditions, float64(rep.GaveUp), "queue", "saga", "error_type", orchestrator.ErrorTypeStuck)
+	}
 	h.m.Add(metrics.Reconciled, float64(rep.Reconciled))
 }
 

@@ -31,7 +31,7 @@ func (a *App) wireSaga(cfg config.Config, owner string) {
 	a.PaymentPolicy = payments.NewPolicy(payments.PolicyConfig{
 		Name: "payment", MaxConcurrent: cfg.Payment.MaxConcurrent, AttemptTimeout: cfg.Payment.Timeout,
 		Breaker: resilience.BreakerConfig{FailureThreshold: cfg.Payment.BreakerThreshold, OpenTimeout: cfg.Payment.BreakerOpenFor,
-			OnStateChange: a.hooks.breakerChanged},
+			OnStateChange: a.hooks.breakerChanged, OnInit: a.hooks.breakerInit, Log: a.Log},
 		OnAttempt: a.hooks.retryAttempt, OnReject: a.hooks.bulkheadRejected,
 	})
 	a.Payments = &payments.Service{Store: a.Store, Provider: payments.NewGuardedProvider(provider, a.PaymentPolicy), Now: a.Now}
@@ -60,6 +60,7 @@ func (a *App) wireSaga(cfg config.Config, owner string) {
 	}
 	a.Recovery = &orchestrator.Recovery{
 		Store: a.Store, Now: a.Now, NewID: a.NewID, StuckAfter: cfg.Recovery.StuckAfter, BatchSize: cfg.Recovery.BatchSize,
+		MaxRedrives: cfg.Recovery.MaxRedrives, LoopLimit: cfg.Redrive.LoopLimit,
 		Dispatcher: a.Relay, Shards: cfg.Relay.Shards, Owner: owner, Log: a.Log,
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"ordersaga/shared/saga"
 )
 
 // Store backends.
@@ -102,6 +104,9 @@ type Saga struct {
 type Recovery struct {
 	BatchSize  int           // RECOVERY_BATCH_SIZE
 	StuckAfter time.Duration // RECOVERY_STUCK_AFTER
+	// MaxRedrives: re-drives of a saga that does not move before recovery
+	// fails it with a dead letter (RECOVERY_MAX_REDRIVES).
+	MaxRedrives int
 }
 
 // Redrive settings.
@@ -145,7 +150,7 @@ func Default() Config {
 		Relay: Relay{BatchSize: 100, MaxAttempts: 10, Lease: 30 * time.Second, BackoffBase: time.Second,
 			BackoffCap: 5 * time.Minute, Shards: 1, Budget: 50 * time.Second, Retention: 7 * 24 * time.Hour},
 		Saga:     Saga{Lease: 30 * time.Second, BackoffBase: 500 * time.Millisecond, BackoffCap: time.Minute, InboxTTL: 7 * 24 * time.Hour},
-		Recovery: Recovery{BatchSize: 100, StuckAfter: 2 * time.Minute},
+		Recovery: Recovery{BatchSize: 100, StuckAfter: 30 * time.Second, MaxRedrives: 20},
 		Redrive:  Redrive{MaxPerCall: 1000, LoopLimit: 3, MaxRate: 100},
 		Payment: Payment{Timeout: 2 * time.Second, MaxConcurrent: 16, BreakerThreshold: 5, BreakerOpenFor: 10 * time.Second,
 			DeclineAbove: 1_000_000},
@@ -191,6 +196,7 @@ func Load(getenv Getenv) (Config, error) {
 	r.dur("INBOX_TTL", &c.Saga.InboxTTL)
 	r.int("RECOVERY_BATCH_SIZE", &c.Recovery.BatchSize)
 	r.dur("RECOVERY_STUCK_AFTER", &c.Recovery.StuckAfter)
+	r.int("RECOVERY_MAX_REDRIVES", &c.Recovery.MaxRedrives)
 	r.int("REDRIVE_MAX", &c.Redrive.MaxPerCall)
 	r.int("REDRIVE_LOOP_LIMIT", &c.Redrive.LoopLimit)
 	r.int("REDRIVE_MAX_RATE", &c.Redrive.MaxRate)
@@ -277,6 +283,7 @@ func (c Config) Validate() error {
 	positive("RELAY_MAX_ATTEMPTS", c.Relay.MaxAttempts)
 	positive("OUTBOX_SHARDS", c.Relay.Shards)
 	positive("RECOVERY_BATCH_SIZE", c.Recovery.BatchSize)
+	positive("RECOVERY_MAX_REDRIVES", c.Recovery.MaxRedrives)
 	positive("REDRIVE_MAX", c.Redrive.MaxPerCall)
 	positive("REDRIVE_LOOP_LIMIT", c.Redrive.LoopLimit)
 	positive("REDRIVE_MAX_RATE", c.Redrive.MaxRate)
@@ -293,6 +300,8 @@ func (c Config) Validate() error {
 	}
 	if c.Relay.Lease <= 0 || c.Saga.Lease <= 0 {
 		bad("RELAY_LEASE and SAGA_LEASE must be positive")
+	} else if longest := saga.LongestTimeout(saga.CreateOrderSteps); c.Saga.Lease <= longest {
+		bad("SAGA_LEASE (%s) must exceed the longest saga step timeout (%s), or a second advancer could take a saga whose step still runs", c.Saga.Lease, longest)
 	}
 	if c.Payment.FailureRate < 0 || c.Payment.FailureRate > 1 {
 		bad("PAYMENT_FAILURE_RATE must be between 0 and 1 (got %v)", c.Payment.FailureRate)

@@ -68,6 +68,12 @@ func TestPoisonMessageToDLQThenRedriveProcessesItOnce(t *testing.T) {
 	// cloud (30 s vs 120 s): a redelivery after a crash finds it lapsed.
 	s := newSuite(t, func(c *config.Config) { c.Saga.Lease = time.Millisecond })
 	broken := true
+	// One step per message, so the poison step has a message (and a batch)
+	// of its own. With step chaining the crash would happen in the batch of
+	// the saga's first message, already saved: that message would go to the
+	// DLQ too (ResolveFinished resolves it once the saga finished), and the
+	// poison step's own command would reach the queue through the relay.
+	s.app.Advancer.MaxChainSteps = -1
 	s.app.Advancer.Fault = func(step string, dir saga.Direction) error {
 		if broken && step == saga.StepReserveInventory {
 			return errors.New("inventory database unreachable (injected)")

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"ordersaga/shared/apperr"
+	"ordersaga/shared/outbox"
 	"ordersaga/shared/resilience"
 	"ordersaga/shared/saga"
 	"ordersaga/shared/store"
@@ -32,6 +33,11 @@ type Advancer struct {
 	NewID func() string
 	// Backoff spaces a step's retries (full jitter); default 1 s doubling to 1 min.
 	Backoff resilience.Backoff
+	// MaxBreakerWaits bounds how many times one step (or compensation) may
+	// be refused by an open circuit breaker (or a full bulkhead) without
+	// spending one of its attempts; each refusal waits for the breaker's
+	// RetryIn (default DefaultMaxBreakerWaits).
+	MaxBreakerWaits int
 	// Lease keeps other advancers off a saga while one step runs; it must
 	// exceed the longest step timeout (default 1 min).
 	Lease time.Duration
@@ -54,6 +60,14 @@ type Advancer struct {
 	Log       *slog.Logger
 	Hooks     Hooks
 
+	// MaxChainSteps bounds the steps one delivered message runs in place
+	// (step chaining, see Handle; default DefaultMaxChainSteps; negative:
+	// one step per message, no chaining).
+	MaxChainSteps int
+	// ChainBudget bounds the time one message keeps running chained steps
+	// (default DefaultChainBudget); the context's deadline bounds it too.
+	ChainBudget time.Duration
+
 	// Fault is a test hook: when it returns an error, the step or
 	// compensation fails with it instead of running.
 	Fault func(step string, dir saga.Direction) error
@@ -70,8 +84,20 @@ var (
 )
 
 // Handle processes one saga.advance message: it takes the saga's lease, runs
-// exactly one step or compensation, and saves the result, the step log line
-// and the next command in one transaction; then it dispatches the new rows.
+// one step or compensation, and saves the result, the step log line, the
+// inbox entry and the next command in one transaction; then it dispatches
+// the new rows.
+//
+// Step chaining: when the next step is due at once (no backoff, no breaker
+// wait) and the invocation's budget allows (MaxChainSteps, ChainBudget, the
+// context's deadline), the saga keeps its lease and Handle runs the next
+// step in place, each in its own transaction as above, with the command row
+// the previous step wrote standing in for the message (its id goes into the
+// inbox, and the row is marked published in that step's transaction). That
+// row is written leased to this advancer for one lease and not dispatched,
+// so it reaches the queue only if the advancer dies: a crash between or
+// during chained steps is resumed about one lease later, from the last
+// saved step.
 //
 // A nil error means the message may be acknowledged, whatever the Status. An
 // error (Transient or Internal: the store failed, or a simulated crash)
@@ -92,25 +118,55 @@ func (a *Advancer) Handle(ctx context.Context, m Message) (Result, error) {
 			"token", fmt.Sprintf("%s/%d/%d", cmd.State, cmd.Step, cmd.Attempt), "event_id", m.EventID)
 		return a.done(res), nil
 	}
+	start := time.Now()
+	var consumed *outbox.Event
+	for n := 1; ; n++ {
+		var next *chainNext
+		res, next, err = a.step(ctx, inst, m, consumed, a.mayChain(ctx, start, n))
+		if err != nil || next == nil {
+			if err != nil && consumed != nil && !errors.Is(err, errCrash) {
+				// The delivered message was saved long ago; the row of the
+				// failed chained step is released to the relay.
+				a.log().Warn("chained saga step failed; the relay resumes it", "saga_id", inst.ID, "error", err)
+				return a.done(res), nil
+			}
+			if err != nil {
+				return res, err
+			}
+			return a.done(res), nil
+		}
+		row := next.row
+		inst, consumed = next.inst, &row
+		m = Message{EventID: row.ID, Body: row.Payload, Attributes: row.Attributes()}
+	}
+}
+
+// errCrash marks an AfterStep error (a simulated crash): the process is
+// gone, so nothing is released.
+var errCrash = errors.New("orchestrator: simulated crash")
+
+// step runs and saves one step of inst (the saga as leased by this
+// advancer) for message m; see Handle.
+func (a *Advancer) step(ctx context.Context, inst saga.Instance, m Message, consumed *outbox.Event, carry bool) (Result, *chainNext, error) {
 	run := a.run(ctx, inst)
 	if a.AfterStep != nil {
 		if err := a.AfterStep(run.name, run.dir); err != nil {
-			return Result{SagaID: inst.ID, Step: run.name, Direction: run.dir}, err
+			return Result{SagaID: inst.ID, Step: run.name, Direction: run.dir}, nil, fmt.Errorf("%w: %w", errCrash, err)
 		}
 	}
-	res, run, d, events, err := a.save(ctx, inst, run, m)
+	res, run, d, events, next, err := a.save(ctx, inst, run, m, consumed, carry)
 	switch {
 	case errors.Is(err, errLostLease):
 		res.Status = StatusLostLease
 		a.log().Warn("saga lease lost before save; another advancer owns the step", "saga_id", inst.ID, "step", run.name)
-		return a.done(res), nil
+		return res, nil, nil
 	case errors.Is(err, errDuplicate):
 		res.Status = StatusDuplicate
-		a.releaseLease(ctx, inst)
-		return a.done(res), nil
+		a.releaseLease(ctx, inst, consumed)
+		return res, nil, nil
 	case err != nil:
-		a.releaseLease(ctx, inst)
-		return res, err
+		a.releaseLease(ctx, inst, consumed)
+		return res, nil, err
 	}
 	a.observe(inst, run, d, m)
 	if len(events) > 0 && a.Dispatcher != nil {
@@ -118,8 +174,40 @@ func (a *Advancer) Handle(ctx context.Context, m Message) (Result, error) {
 		a.Dispatcher.Dispatch(dctx, events)
 		cancel()
 	}
-	return a.done(res), nil
+	return res, next, nil
 }
+
+// mayChain reports whether the invocation may run step n (1-based) of this
+// Handle in place: within MaxChainSteps and ChainBudget, and with time left
+// before the context's deadline for the longest step and its save.
+func (a *Advancer) mayChain(ctx context.Context, start time.Time, n int) bool {
+	if n >= a.maxChainSteps() || time.Since(start) >= a.chainBudget() {
+		return false
+	}
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < saga.LongestTimeout(a.steps())+2*time.Second {
+		return false
+	}
+	return true
+}
+
+// DefaultMaxChainSteps bounds the steps one message runs (forward and
+// compensation of CreateOrderSaga together are 8).
+const DefaultMaxChainSteps = 16
+
+// DefaultChainBudget is how long one message may keep running chained steps.
+const DefaultChainBudget = 10 * time.Second
+
+func (a *Advancer) maxChainSteps() int {
+	switch {
+	case a.MaxChainSteps < 0:
+		return 1
+	case a.MaxChainSteps == 0:
+		return DefaultMaxChainSteps
+	}
+	return a.MaxChainSteps
+}
+
+func (a *Advancer) chainBudget() time.Duration { return orDefault(a.ChainBudget, DefaultChainBudget) }
 
 // acquire takes the saga's lease if the command is current. It returns a
 // non-empty res.Status when the message is to be acknowledged without work.
@@ -165,8 +253,10 @@ func (a *Advancer) acquire(ctx context.Context, cmd Command) (saga.Instance, Res
 }
 
 // releaseLease frees a lease we hold after a failed save (best effort), so
-// the redelivered message need not wait for the lease to lapse.
-func (a *Advancer) releaseLease(ctx context.Context, inst saga.Instance) {
+// the redelivered message need not wait for the lease to lapse. For a
+// chained step it also frees the lease on the command row that stood in for
+// the message, so the relay publishes it at once.
+func (a *Advancer) releaseLease(ctx context.Context, inst saga.Instance, consumed *outbox.Event) {
 	err := a.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		cur, err := tx.GetSaga(ctx, inst.ID)
 		if err != nil || cur.Version != inst.Version {
@@ -174,7 +264,19 @@ func (a *Advancer) releaseLease(ctx context.Context, inst saga.Instance) {
 		}
 		prev := cur.Version
 		cur.LeaseOwner, cur.LeaseUntil, cur.Version = "", time.Time{}, prev+1
-		return tx.UpdateSaga(ctx, cur, prev)
+		if err := tx.UpdateSaga(ctx, cur, prev); err != nil {
+			return err
+		}
+		if consumed == nil {
+			return nil
+		}
+		e, err := tx.GetOutbox(ctx, consumed.ID)
+		if err != nil || e.Status != outbox.StatusPending || e.LeaseOwner != a.owner() {
+			return err
+		}
+		ev := e.Version
+		e.LeaseOwner, e.LeaseUntil, e.Version = "", time.Time{}, ev+1
+		return tx.UpdateOutbox(ctx, e, ev)
 	})
 	if err != nil {
 		a.log().Warn("could not release saga lease; it lapses on its own", "saga_id", inst.ID, "error", err)

@@ -3,8 +3,9 @@
 // re-drives stuck sagas, releases abandoned idempotency keys, expires inbox
 // entries and reconciles orders with their finished sagas.
 //
-// Every saga.advance message carries a token — the saga's phase (forward or
-// compensate), step index and attempt count when the message was written.
+// Every saga.advance message carries a token — the saga's epoch, phase
+// (forward or compensate), step index and attempt count when the message was
+// written; a dead-letter redrive starts a new epoch.
 // The advancer acts on a message only if the saga's current token equals the
 // message's, and every transition changes the token, so a duplicate, a
 // reordered message or a recovery re-drive can never run a step twice or
@@ -33,6 +34,10 @@ type Command struct {
 	State   saga.State `json:"state,omitempty"`
 	Step    int        `json:"step"`
 	Attempt int        `json:"attempt"`
+	// Epoch is the token's generation (saga.Data.Epoch): a dead-letter
+	// redrive bumps it, which makes every older message stale even where
+	// state, step and attempt repeat. Absent means 0.
+	Epoch int `json:"epoch,omitempty"`
 }
 
 // Command reasons.
@@ -56,8 +61,8 @@ func DecodeCommand(body []byte) (Command, error) {
 	if c.State == "" {
 		c.State = saga.StatePending
 	}
-	if phaseOf(c.State) == "" || c.Step < 0 || c.Attempt < 0 {
-		return Command{}, apperr.New(apperr.Invalid, "saga command has an impossible token %s/%d/%d", c.State, c.Step, c.Attempt)
+	if phaseOf(c.State) == "" || c.Step < 0 || c.Attempt < 0 || c.Epoch < 0 {
+		return Command{}, apperr.New(apperr.Invalid, "saga command has an impossible token %s/%d/%d epoch %d", c.State, c.Step, c.Attempt, c.Epoch)
 	}
 	return c, nil
 }
@@ -73,7 +78,7 @@ func (c Command) Encode() []byte {
 
 // commandFor returns the command that carries inst's current token.
 func commandFor(inst saga.Instance, reason string) Command {
-	return Command{SagaID: inst.ID, Reason: reason, State: inst.State, Step: inst.Step, Attempt: inst.Attempts}
+	return Command{SagaID: inst.ID, Reason: reason, State: inst.State, Step: inst.Step, Attempt: inst.Attempts, Epoch: inst.Data.Epoch}
 }
 
 // phaseOf maps a saga state to its token phase: forward while pending or
@@ -91,5 +96,5 @@ func phaseOf(st saga.State) saga.Direction {
 // matches reports whether the command's token is the saga's current one.
 func (c Command) matches(inst saga.Instance) bool {
 	p := phaseOf(inst.State)
-	return p != "" && p == phaseOf(c.State) && c.Step == inst.Step && c.Attempt == inst.Attempts
+	return p != "" && p == phaseOf(c.State) && c.Step == inst.Step && c.Attempt == inst.Attempts && c.Epoch == inst.Data.Epoch
 }

@@ -115,6 +115,7 @@ type env struct {
 	orderOf map[string]string
 	stats   map[orchestrator.Status]int
 	steps   map[string]int // "step/dir/outcome" → count (metrics hook)
+	relayed int            // saga commands the relay stand-in published
 }
 
 type envOpts struct {
@@ -198,7 +199,7 @@ type chaos struct {
 // the clock past the lease, as a crashed advancer's lease must lapse first.
 func (e *env) deliver(c chaos) {
 	e.t.Helper()
-	for guard := 0; len(e.queue) > 0; guard++ {
+	for guard := 0; len(e.queue) > 0 || e.relay() > 0; guard++ {
 		if guard > 100000 {
 			e.t.Fatal("delivery does not converge")
 		}
@@ -226,6 +227,43 @@ func (e *env) deliver(c chaos) {
 		}
 		e.pump()
 	}
+}
+
+// relay stands in for the outbox relay: it publishes the saga commands
+// nobody dispatched whose lease lapsed — the rows a chaining advancer wrote
+// for its next step and then died — into the fake queue. It returns how
+// many it moved.
+func (e *env) relay() int {
+	e.t.Helper()
+	var rows []outbox.Event
+	err := e.store.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
+		rows = rows[:0]
+		due, err := tx.ListOutboxDue(ctx, 0, e.clock.Now(), 1000)
+		if err != nil {
+			return err
+		}
+		for _, r := range due {
+			if r.Destination != outbox.DestSagaCommands {
+				continue
+			}
+			prev := r.Version
+			r.Status, r.PublishedAt, r.LeaseOwner, r.LeaseUntil, r.Version = outbox.StatusPublished, e.clock.Now(), "", time.Time{}, prev+1
+			if err := tx.UpdateOutbox(ctx, r, prev); err != nil {
+				return err
+			}
+			rows = append(rows, r)
+		}
+		return nil
+	})
+	if err != nil {
+		e.t.Fatalf("relay: %v", err)
+	}
+	for _, r := range rows {
+		e.relayed++
+		e.queue = append(e.queue, delivery{due: r.NextAttemptAt, msg: orchestrator.Message{
+			EventID: r.ID, Body: r.Payload, Attributes: r.Attributes(), ReceiveCount: 1}})
+	}
+	return len(rows)
 }
 
 // settle delivers, then runs recovery until every saga finished.

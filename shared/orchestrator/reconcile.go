@@ -59,9 +59,10 @@ func (r *Recovery) reconcile(ctx context.Context, rep *Report, note func(error))
 }
 
 // repair sets one order's status to what its finished saga implies.
-func (r *Recovery) repair(ctx context.Context, sagaID string) (outbox.Event, bool, error) {
+func (r *Recovery) repair(ctx context.Context, sagaID string) ([]outbox.Event, bool, error) {
 	eventID := r.newID()
 	var ev outbox.Event
+	var dispatch []outbox.Event
 	var ok bool
 	var from, to order.Status
 	err := r.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
@@ -93,21 +94,17 @@ func (r *Recovery) repair(ctx context.Context, sagaID string) (outbox.Event, boo
 		if err != nil {
 			return err
 		}
-		dispatch, err := insertEvents(ctx, tx, []outbox.Event{ev})
-		if err != nil {
+		if dispatch, err = insertEvents(ctx, tx, []outbox.Event{ev}); err != nil {
 			return err
 		}
 		ok = true
-		if len(dispatch) == 0 {
-			ev.LeaseOwner = "" // written for the relay: not dispatched here
-		}
 		return nil
 	})
 	if apperr.Is(err, apperr.Conflict) {
-		return outbox.Event{}, false, nil // changed meanwhile; the next run looks again
+		return nil, false, nil // changed meanwhile; the next run looks again
 	}
 	if err != nil {
-		return outbox.Event{}, false, err // not committed: nothing to dispatch
+		return nil, false, err // not committed: nothing to dispatch
 	}
 	if ok {
 		lvl := r.log().Warn
@@ -117,7 +114,7 @@ func (r *Recovery) repair(ctx context.Context, sagaID string) (outbox.Event, boo
 		lvl("order reconciled with its finished saga", "saga_id", sagaID, "order_id", ev.AggregateID,
 			"from", from, "to", to)
 	}
-	return ev, ok, nil
+	return dispatch, ok, nil
 }
 
 func (r *Recovery) reconcileBatch() int {

@@ -20,10 +20,19 @@ type Recovery struct {
 	Now   func() time.Time
 	// NewID makes outbox ids (random 128-bit hex if nil).
 	NewID func() string
-	// StuckAfter is how long past its due time an idle saga must be before
-	// it is re-driven (default 2 min): long enough for a delayed message in
-	// flight to arrive first.
+	// StuckAfter is how long past its due time an idle saga (no lease) must
+	// be before it is re-driven (default DefaultStuckAfter, 30 s): long
+	// enough for a message in a healthy queue to arrive first, short enough
+	// that a message held by a consumer that died costs little. A saga whose
+	// lease lapsed is re-driven without this wait.
 	StuckAfter time.Duration
+	// MaxRedrives is how many times in a row recovery re-drives a saga that
+	// does not move (every transition resets the count) before it gives up:
+	// the saga fails, its order is FAILED, and a dead letter (error_type
+	// "stuck") is written for an operator (default DefaultMaxRedrives).
+	MaxRedrives int
+	// LoopLimit is passed to dlq.Record for those dead letters (default dlq.DefaultLoopLimit).
+	LoopLimit int
 	// BatchSize bounds each job per run (default 100).
 	BatchSize int
 	// ReconcileBatch bounds the finished sagas checked per final state (default BatchSize).
@@ -44,6 +53,9 @@ type Report struct {
 	// DueSagas is how many stuck sagas were listed; Redriven got a fresh command.
 	DueSagas int `json:"due_sagas"`
 	Redriven int `json:"redriven"`
+	// GaveUp sagas had been re-driven MaxRedrives times without moving:
+	// they were failed and dead-lettered (error_type "stuck").
+	GaveUp int `json:"gave_up"`
 	// KeysReleased idempotency keys were deleted (expired, or in progress with a lapsed lock).
 	KeysReleased int `json:"keys_released"`
 	InboxDeleted int `json:"inbox_deleted"`
@@ -71,7 +83,7 @@ func (r *Recovery) Run(ctx context.Context) (Report, error) {
 	note(r.releaseKeys(ctx, &rep))
 	note(r.deleteInbox(ctx, &rep))
 	note(r.reconcile(ctx, &rep, note))
-	r.log().Info("saga recovery", "due_sagas", rep.DueSagas, "redriven", rep.Redriven,
+	r.log().Info("saga recovery", "due_sagas", rep.DueSagas, "redriven", rep.Redriven, "gave_up", rep.GaveUp,
 		"keys_released", rep.KeysReleased, "inbox_deleted", rep.InboxDeleted,
 		"reconcile_checked", rep.ReconcileChecked, "reconciled", rep.Reconciled, "errors", rep.Errors)
 	return rep, errors.Join(errs...)

@@ -27,9 +27,11 @@ func (e *env) runRecovery() orchestrator.Report {
 // TestRecoveryFinishesAbandonedSagas: an advancer dies after a step's
 // effect (its lease is still set and its message was acknowledged), and
 // another saga loses its next message between steps. Recovery re-drives
-// both once they are stuck, and only then.
+// the first as soon as its lease lapses and the second once it is stuck
+// (StuckAfter past due), and neither earlier.
 func TestRecoveryFinishesAbandonedSagas(t *testing.T) {
 	e := newEnv(t, envOpts{stock: map[string]int64{"sku-1": 10}})
+	e.adv.MaxChainSteps = -1 // the per-message protocol: one step per delivered message
 	crashed := false
 	e.adv.AfterStep = func(step string, _ saga.Direction) error {
 		if step == saga.StepProcessPayment && !crashed {
@@ -63,13 +65,18 @@ func TestRecoveryFinishesAbandonedSagas(t *testing.T) {
 	if rep := e.runRecovery(); rep.Redriven != 0 {
 		t.Fatalf("re-drove %d sagas that are not stuck yet", rep.Redriven)
 	}
-	e.clock.Advance(e.rec.StuckAfter) // saga 2 is stuck now; saga 1's lease still runs
+	// Saga 1's lease lapses: its advancer died mid-step, so it is re-driven
+	// at once (no StuckAfter wait); saga 2 is not stuck yet.
+	e.clock.Advance(e.adv.Lease + time.Second)
 	if rep := e.runRecovery(); rep.Redriven != 1 || len(e.queue) != 1 {
-		t.Fatalf("want only saga 2 re-driven: %+v, queue %d", rep, len(e.queue))
+		t.Fatalf("want only saga 1 (lapsed lease) re-driven: %+v, queue %d", rep, len(e.queue))
 	}
-	e.clock.Advance(e.adv.Lease + e.rec.StuckAfter)
-	// Saga 1's lease lapsed; saga 2's re-drive is still undelivered, so it
-	// is stuck again and gets a second command with the same token.
+	if c, _ := orchestrator.DecodeCommand(e.queue[0].msg.Body); c.SagaID != s1 {
+		t.Fatalf("re-drove %s, want saga 1", c.SagaID)
+	}
+	e.clock.Advance(e.rec.StuckAfter)
+	// Saga 2 is stuck now; saga 1's re-drive is still undelivered, so it is
+	// stuck again and gets a second command with the same token.
 	if rep := e.runRecovery(); rep.Redriven != 2 || len(e.queue) != 3 {
 		t.Fatalf("want sagas 1 and 2 re-driven: %+v, queue %d", rep, len(e.queue))
 	}

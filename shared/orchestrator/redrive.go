@@ -2,44 +2,81 @@ package orchestrator
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"ordersaga/shared/apperr"
 	"ordersaga/shared/outbox"
 	"ordersaga/shared/saga"
 	"ordersaga/shared/store"
+	"ordersaga/shared/textcut"
 )
 
-// redrive gives every stuck saga (unfinished, lease free, due more than
-// StuckAfter ago) a fresh saga.advance carrying its CURRENT token, in one
-// transaction per saga that also bumps NextAttemptAt and the version. An old
-// message still in flight for the same token and the new one race
+// redrive gives every stuck saga a fresh saga.advance carrying its CURRENT
+// token, in one transaction per saga that also bumps NextAttemptAt and the
+// version. A saga is stuck when it is unfinished, its lease is free, and
+// either
+//
+//   - an advancer took its lease and let it lapse without saving (the
+//     advancer crashed mid-step): nothing else will resume it until the
+//     queue redelivers the message, which may be a whole visibility timeout
+//     later, so it is re-driven at once; or
+//   - it has been due for more than StuckAfter (its message was lost, or is
+//     held by a consumer that died before taking the lease).
+//
+// An old message still in flight for the same token and the new one race
 // harmlessly: the first takes the lease and moves the token, the second is
 // busy or stale.
 func (r *Recovery) redrive(ctx context.Context, rep *Report, note func(error)) error {
-	stuckBefore := r.now().Add(-r.stuckAfter())
+	now := r.now()
 	var due []saga.Instance
 	err := r.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
-		var err error
-		due, err = tx.ListSagasDue(ctx, stuckBefore, r.batch())
+		// Due and lease free now, oldest NextAttemptAt first: the sagas due
+		// for longer than StuckAfter and the abandoned leases (whose
+		// NextAttemptAt is the time their step became due) come first.
+		list, err := tx.ListSagasDue(ctx, now, r.batch())
+		due = due[:0]
+		for _, s := range list {
+			if r.stuck(s, now) {
+				due = append(due, s)
+			}
+		}
 		return err
 	})
 	if err != nil {
 		return err
 	}
 	rep.DueSagas += len(due)
-	rep.Redriven += r.forEach(ctx, due, r.redriveOne, note)
+	r.forEach(ctx, due, func(ctx context.Context, id string) ([]outbox.Event, bool, error) {
+		dispatch, ok, gaveUp, err := r.redriveOne(ctx, id)
+		switch {
+		case gaveUp:
+			rep.GaveUp++
+		case ok:
+			rep.Redriven++
+		}
+		return dispatch, ok, err
+	}, note)
 	return nil
 }
 
+// stuck reports whether recovery should re-drive s at now (see redrive).
+func (r *Recovery) stuck(s saga.Instance, now time.Time) bool {
+	if s.State.Finished() || s.LeaseUntil.After(now) {
+		return false
+	}
+	return s.LeaseOwner != "" || !s.NextAttemptAt.After(now.Add(-r.stuckAfter()))
+}
+
 // redriveOne re-checks one saga in a transaction and, if it is still stuck,
-// writes its re-drive command.
-func (r *Recovery) redriveOne(ctx context.Context, id string) (outbox.Event, bool, error) {
-	eventID := r.newID()
-	var ev outbox.Event
-	var ok bool
-	err := r.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
-		ok = false
+// writes its re-drive command — or, once the saga has been re-driven
+// MaxRedrives times without moving, fails it (see giveUp). gaveUp reports
+// the latter.
+func (r *Recovery) redriveOne(ctx context.Context, id string) (dispatch []outbox.Event, ok, gaveUp bool, err error) {
+	ids := ids{advance: r.newID(), orderEvent: r.newID(), deadLetter: r.newID()}
+	var orderID string
+	err = r.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		ok, gaveUp, dispatch = false, false, nil
 		now := r.now()
 		s, err := tx.GetSaga(ctx, id)
 		if apperr.Is(err, apperr.NotFound) {
@@ -48,59 +85,116 @@ func (r *Recovery) redriveOne(ctx context.Context, id string) (outbox.Event, boo
 		if err != nil {
 			return err
 		}
-		if s.State.Finished() || s.LeaseUntil.After(now) || s.NextAttemptAt.After(now.Add(-r.stuckAfter())) {
+		if !r.stuck(s, now) {
 			return nil // it moved meanwhile
 		}
-		prev := s.Version
-		s.NextAttemptAt, s.UpdatedAt, s.Version = now, now, prev+1
-		if err := tx.UpdateSaga(ctx, s, prev); err != nil {
-			return err
+		orderID = s.Data.OrderID
+		var events []outbox.Event
+		if s.Data.Redrives >= r.maxRedrives() {
+			if events, err = r.giveUp(ctx, tx, s, ids, now); err != nil {
+				return err
+			}
+			gaveUp = true
+		} else {
+			prev := s.Version
+			s.NextAttemptAt, s.UpdatedAt, s.Version = now, now, prev+1
+			s.LeaseOwner, s.LeaseUntil = "", time.Time{} // a lapsed lease is abandoned
+			s.Data.Redrives++
+			if err := tx.UpdateSaga(ctx, s, prev); err != nil {
+				return err
+			}
+			events = []outbox.Event{newAdvanceEvent(ids.advance, r.Shards, commandFor(s, ReasonRecovery), chain(s, nil), now, now, r.owner(), r.dispatchLease())}
 		}
-		ev = newAdvanceEvent(eventID, r.Shards, commandFor(s, ReasonRecovery), chain(s, nil), now, now, r.owner(), r.dispatchLease())
-		dispatch, err := insertEvents(ctx, tx, []outbox.Event{ev})
-		if err != nil {
+		if dispatch, err = insertEvents(ctx, tx, events); err != nil {
 			return err
-		}
-		if len(dispatch) == 0 {
-			ev.LeaseOwner = "" // written for the relay: not dispatched here
 		}
 		ok = true
 		return nil
 	})
 	if apperr.Is(err, apperr.Conflict) {
-		return outbox.Event{}, false, nil // an advancer took it meanwhile
+		return nil, false, false, nil // an advancer took it meanwhile
 	}
 	if err != nil {
 		// The transaction did not commit (even if the closure ran to the
-		// end): its event does not exist and must not be dispatched.
-		return outbox.Event{}, false, err
+		// end): its events do not exist and must not be dispatched.
+		return nil, false, false, err
 	}
-	if ok {
-		r.log().Warn("stuck saga re-driven", "saga_id", id, "order_id", ev.Metadata[outbox.AttrOrderID],
-			"outbox_event_id", ev.ID)
+	switch {
+	case gaveUp:
+		r.log().Error("stuck saga failed: it did not advance after the maximum number of re-drives; dead letter written",
+			"saga_id", id, "order_id", orderID, "redrives", r.maxRedrives(), "error_type", ErrorTypeStuck)
+	case ok:
+		r.log().Warn("stuck saga re-driven", "saga_id", id, "order_id", orderID)
 	}
-	return ev, ok, nil
+	return dispatch, ok, gaveUp, nil
 }
 
-func (r *Recovery) stuckAfter() time.Duration { return orDefault(r.StuckAfter, 2*time.Minute) }
+// giveUp ends a saga that recovery could not make advance: the saga fails
+// (it is left at its step, so a dead-letter redrive compensates from that
+// step backwards, the step itself included: its outcome is unknown), the
+// order is FAILED with an order.failed event, and a saga dead letter with
+// error_type "stuck" is written. It returns the order event to insert, if any.
+func (r *Recovery) giveUp(ctx context.Context, tx store.Tx, s saga.Instance, id ids, now time.Time) ([]outbox.Event, error) {
+	prev := s.Version
+	s.LastError = textcut.Cut(fmt.Sprintf("recovery gave up: the saga did not advance at %s after %d re-drives",
+		s.StepName(), s.Data.Redrives), maxErrorText)
+	s.State, s.FinishedAt, s.NextAttemptAt = saga.StateFailed, now, now
+	s.LeaseOwner, s.LeaseUntil, s.UpdatedAt, s.Version = "", time.Time{}, now, prev+1
+	meta := chain(s, nil)
+	change, err := failOrder(ctx, tx, s, s.LastError, now)
+	if err != nil {
+		return nil, err
+	}
+	if err := deadLetter(ctx, tx, s, ErrorTypeStuck, meta, id.deadLetter, r.LoopLimit, now); err != nil {
+		return nil, err
+	}
+	if err := tx.UpdateSaga(ctx, s, prev); err != nil {
+		return nil, err
+	}
+	if change == nil {
+		return nil, nil
+	}
+	e, err := newOrderEvent(id.orderEvent, r.Shards, change.eventType, change.order, meta, now, r.owner(), r.dispatchLease())
+	if err != nil {
+		return nil, err
+	}
+	return []outbox.Event{e}, nil
+}
+
+// ErrorTypeStuck is the error_type of the dead letter of a saga that
+// recovery gave up on (and the dlq_additions_total label it is counted under).
+const ErrorTypeStuck = "stuck"
+
+// DefaultMaxRedrives is Recovery.MaxRedrives's default.
+const DefaultMaxRedrives = 20
+
+func (r *Recovery) maxRedrives() int {
+	if r.MaxRedrives > 0 {
+		return r.MaxRedrives
+	}
+	return DefaultMaxRedrives
+}
+
+func (r *Recovery) stuckAfter() time.Duration { return orDefault(r.StuckAfter, DefaultStuckAfter) }
+
+// DefaultStuckAfter is Recovery.StuckAfter's default (RECOVERY_STUCK_AFTER).
+const DefaultStuckAfter = 30 * time.Second
 
 // forEach runs one per-saga repair (redriveOne or repair) for each saga,
-// notes each error, dispatches the rows they wrote for dispatch (a row
-// written for the relay has no lease owner), and returns how many acted.
+// notes each error, dispatches the rows they wrote for dispatch (those
+// insertEvents returned), and returns how many acted.
 func (r *Recovery) forEach(ctx context.Context, sagas []saga.Instance,
-	one func(context.Context, string) (outbox.Event, bool, error), note func(error)) int {
+	one func(context.Context, string) ([]outbox.Event, bool, error), note func(error)) int {
 	var events []outbox.Event
 	n := 0
 	for _, s := range sagas {
-		e, ok, err := one(ctx, s.ID)
+		dispatch, ok, err := one(ctx, s.ID)
 		note(err)
 		if !ok {
 			continue
 		}
 		n++
-		if e.LeaseOwner != "" {
-			events = append(events, e)
-		}
+		events = append(events, dispatch...)
 	}
 	if len(events) > 0 && r.Dispatcher != nil {
 		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)

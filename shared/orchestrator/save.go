@@ -10,6 +10,7 @@ import (
 	"ordersaga/shared/outbox"
 	"ordersaga/shared/saga"
 	"ordersaga/shared/store"
+	"ordersaga/shared/textcut"
 )
 
 // ids are generated before the save transaction, which may run more than once.
@@ -21,15 +22,24 @@ type ids struct{ advance, orderEvent, deadLetter string }
 // any order event, and on give-up fails the order and writes a dead letter.
 //
 // It returns the step's final outcome (an internal step's is only known here).
-func (a *Advancer) save(ctx context.Context, inst saga.Instance, run stepRun, m Message) (Result, stepRun, decision, []outbox.Event, error) {
+//
+// consumed, when set, is the command row the step ran for in place (step
+// chaining: m was never delivered): it is marked published here, in the
+// step's own transaction, unless the relay already published it. With
+// carry set, a saga whose next step is due at once keeps its lease and its
+// next command is written leased to this advancer and not dispatched: next
+// is returned, and the caller runs that step in place. If the caller dies,
+// the row is published when its lease lapses, so the saga resumes.
+func (a *Advancer) save(ctx context.Context, inst saga.Instance, run stepRun, m Message, consumed *outbox.Event, carry bool) (Result, stepRun, decision, []outbox.Event, *chainNext, error) {
 	now := a.now()
 	id := ids{advance: a.newID(), orderEvent: a.newID(), deadLetter: a.newID()}
 	var d decision
 	var events []outbox.Event
 	var res Result
+	var next *chainNext
 	final := run
 	err := a.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
-		events = nil
+		events, next = nil, nil
 		r := run // afresh on every run of the closure
 		cur, err := tx.GetSaga(ctx, inst.ID)
 		if err != nil {
@@ -44,19 +54,28 @@ func (a *Advancer) save(ctx context.Context, inst saga.Instance, run stepRun, m 
 			}
 			return err
 		}
+		if consumed != nil {
+			if err := markConsumed(ctx, tx, consumed.ID, now); err != nil {
+				return err
+			}
+		}
 		var change *orderChange
 		if r.pending {
 			if change, err = runInternal(ctx, tx, cur, &r, now); err != nil {
 				return err
 			}
 		}
-		d = decide(cur, a.steps(), r, now, a.backoff())
+		d = decide(cur, a.steps(), r, now, retryPolicy{backoff: a.backoff(), waits: a.MaxBreakerWaits})
+		chained := carry && d.cmd != nil && !d.next.NextAttemptAt.After(now)
+		if chained {
+			d.next.LeaseOwner, d.next.LeaseUntil = a.owner(), now.Add(a.lease())
+		}
 		meta := chain(cur, m.Attributes)
 		if d.gaveUp {
-			if change, err = a.failOrder(ctx, tx, d.next, now); err != nil {
+			if change, err = failOrder(ctx, tx, d.next, "compensation failed: "+d.next.LastError, now); err != nil {
 				return err
 			}
-			if err := a.deadLetter(ctx, tx, d.next, r.err, meta, id.deadLetter, now); err != nil {
+			if err := deadLetter(ctx, tx, d.next, apperr.KindOf(r.err).String(), meta, id.deadLetter, a.LoopLimit, now); err != nil {
 				return err
 			}
 		}
@@ -66,8 +85,14 @@ func (a *Advancer) save(ctx context.Context, inst saga.Instance, run stepRun, m 
 		if err := a.appendLog(ctx, tx, cur, r, d, m, now); err != nil {
 			return err
 		}
+		var cmdRow outbox.Event
 		if d.cmd != nil {
-			events = append(events, newAdvanceEvent(id.advance, a.Shards, *d.cmd, meta, d.next.NextAttemptAt, now, a.owner(), a.dispatchLease()))
+			lease := a.dispatchLease()
+			if chained {
+				lease = a.lease() // not dispatched: published only if this advancer dies
+			}
+			cmdRow = newAdvanceEvent(id.advance, a.Shards, *d.cmd, meta, d.next.NextAttemptAt, now, a.owner(), lease)
+			events = append(events, cmdRow)
 		}
 		if change != nil {
 			e, err := newOrderEvent(id.orderEvent, a.Shards, change.eventType, change.order, meta, now, a.owner(), a.dispatchLease())
@@ -79,14 +104,51 @@ func (a *Advancer) save(ctx context.Context, inst saga.Instance, run stepRun, m 
 		if events, err = insertEvents(ctx, tx, events); err != nil {
 			return err
 		}
+		if chained {
+			events = without(events, cmdRow.ID)
+			next = &chainNext{inst: d.next, row: cmdRow}
+		}
 		res = Result{Status: StatusProcessed, SagaID: cur.ID, Step: r.name, Direction: r.dir, Outcome: d.outcome, State: d.next.State}
 		final = r
 		return nil
 	})
 	if err != nil {
-		return Result{SagaID: inst.ID, Step: run.name, Direction: run.dir}, run, d, nil, err
+		return Result{SagaID: inst.ID, Step: run.name, Direction: run.dir}, run, d, nil, nil, err
 	}
-	return res, final, d, events, nil
+	return res, final, d, events, next, nil
+}
+
+// chainNext is the step a save left leased to this advancer: the saga as
+// saved, and the command row written for it.
+type chainNext struct {
+	inst saga.Instance
+	row  outbox.Event
+}
+
+// markConsumed marks a command row that was consumed in place as published,
+// unless the relay took it meanwhile (then its delivery finds the token
+// moved and is acknowledged as stale or duplicate).
+func markConsumed(ctx context.Context, tx store.Tx, id string, now time.Time) error {
+	e, err := tx.GetOutbox(ctx, id)
+	if apperr.Is(err, apperr.NotFound) {
+		return nil
+	}
+	if err != nil || e.Status != outbox.StatusPending {
+		return err
+	}
+	prev := e.Version
+	e.Status, e.PublishedAt, e.LeaseOwner, e.LeaseUntil, e.Version = outbox.StatusPublished, now, "", time.Time{}, prev+1
+	return tx.UpdateOutbox(ctx, e, prev)
+}
+
+func without(events []outbox.Event, id string) []outbox.Event {
+	out := events[:0:0]
+	for _, e := range events {
+		if e.ID != id {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // appendLog writes the step-log line of this execution.
@@ -98,13 +160,14 @@ func (a *Advancer) appendLog(ctx context.Context, tx store.Tx, cur saga.Instance
 	e := saga.LogEntry{SagaID: cur.ID, Seq: len(prior) + 1, Step: r.name, Direction: r.dir, Outcome: d.outcome,
 		Attempt: cur.Attempts + 1, StateAfter: d.next.State, DurationMS: r.duration.Milliseconds(), At: now, MessageID: m.EventID}
 	if r.err != nil {
-		e.Error = truncate(r.err.Error(), 1000)
+		e.Error = textcut.Cut(r.err.Error(), maxErrorText)
 	}
 	return tx.AppendSagaLog(ctx, e)
 }
 
-// failOrder marks the order FAILED after a compensation gave up.
-func (a *Advancer) failOrder(ctx context.Context, tx store.Tx, inst saga.Instance, now time.Time) (*orderChange, error) {
+// failOrder marks the order FAILED after its saga gave up (a compensation
+// failed for good, or recovery could not make the saga advance).
+func failOrder(ctx context.Context, tx store.Tx, inst saga.Instance, reason string, now time.Time) (*orderChange, error) {
 	o, err := tx.GetOrder(ctx, inst.Data.OrderID)
 	if apperr.Is(err, apperr.NotFound) {
 		return nil, nil
@@ -113,7 +176,7 @@ func (a *Advancer) failOrder(ctx context.Context, tx store.Tx, inst saga.Instanc
 		return nil, err
 	}
 	prev := o.Version
-	if !o.Transition(order.StatusFailed, "compensation failed: "+inst.LastError, now) {
+	if !o.Transition(order.StatusFailed, reason, now) {
 		return nil, nil
 	}
 	if err := tx.UpdateOrder(ctx, o, prev); err != nil {
@@ -122,11 +185,10 @@ func (a *Advancer) failOrder(ctx context.Context, tx store.Tx, inst saga.Instanc
 	return &orderChange{order: o, eventType: outbox.TypeOrderFailed}, nil
 }
 
-// deadLetter records a saga whose compensation gave up, for operators. A
-// saga dead-lettered before (and redriven) reopens its entry with one more
-// failure in the history instead of getting a second one.
-func (a *Advancer) deadLetter(ctx context.Context, tx store.Tx, inst saga.Instance, cause error, meta map[string]string, id string, now time.Time) error {
-	kind := apperr.KindOf(cause).String()
+// deadLetter records a failed saga for operators (kind is its error_type).
+// A saga dead-lettered before (and redriven) reopens its entry with one
+// more failure in the history instead of getting a second one.
+func deadLetter(ctx context.Context, tx store.Tx, inst saga.Instance, kind string, meta map[string]string, id string, loopLimit int, now time.Time) error {
 	text := inst.LastError
 	payload := commandFor(inst, ReasonCompensate)
 	payload.State = saga.StateCompensating // what a redrive resumes
@@ -138,7 +200,7 @@ func (a *Advancer) deadLetter(ctx context.Context, tx store.Tx, inst saga.Instan
 		FirstFailedAt: now, LastFailedAt: now, Status: dlq.StatusOpen,
 		IdempotencyKey: meta[outbox.AttrIdempotencyKey], OrderID: inst.Data.OrderID, SagaID: inst.ID,
 		CreatedAt: now, UpdatedAt: now, Version: 1,
-	}, a.LoopLimit)
+	}, loopLimit)
 	return err
 }
 

@@ -1,12 +1,14 @@
 package orchestrator
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
 	"ordersaga/shared/apperr"
 	"ordersaga/shared/resilience"
 	"ordersaga/shared/saga"
+	"ordersaga/shared/textcut"
 )
 
 // stepRun is the outcome of running one step or compensation.
@@ -51,20 +53,35 @@ func permanent(err error) bool {
 //
 // The lease is cleared and the version bumped; every outcome changes the
 // token (phase, step, attempts), so no message can be acted on twice.
-func decide(cur saga.Instance, steps []saga.StepDef, r stepRun, now time.Time, backoff resilience.Backoff) decision {
+func decide(cur saga.Instance, steps []saga.StepDef, r stepRun, now time.Time, pol retryPolicy) decision {
+	backoff := pol.backoff
 	next := cur
 	next.LeaseOwner, next.LeaseUntil = "", time.Time{}
 	next.UpdatedAt, next.NextAttemptAt, next.Version = now, now, cur.Version+1
+	next.Data.Redrives = 0 // the saga moved: recovery's count starts again
 	if r.err != nil {
-		next.LastError = truncate(r.err.Error(), 1000)
+		next.LastError = textcut.Cut(r.err.Error(), maxErrorText)
 	}
 	def := steps[cur.Step]
 	d := decision{}
-	if r.dir == saga.Forward {
+	// spent is how many attempts of this step reached the dependency: the
+	// breaker's refusals (Waits) advance the token but not the budget.
+	spent := cur.Attempts - cur.Data.Waits
+	if r.err != nil && refused(r.err) && cur.Data.Waits < pol.maxWaits() {
+		// The call never left this process (breaker open, bulkhead full):
+		// wait for the breaker instead of spending an attempt, so a short
+		// provider outage never cancels an order.
+		d.outcome = saga.OutcomeRetry
+		next.Attempts, next.Data.Waits = cur.Attempts+1, cur.Data.Waits+1
+		if r.dir == saga.Forward {
+			next.State = saga.StateRunning
+		}
+		next.NextAttemptAt = now.Add(pol.waitFor(r.err))
+	} else if r.dir == saga.Forward {
 		switch {
 		case r.err == nil:
 			d.outcome = saga.OutcomeSucceeded
-			next.Attempts = 0
+			next.Attempts, next.Data.Waits = 0, 0
 			next.Step = cur.Step + 1
 			if next.Step >= len(steps) {
 				next.State, next.Step, next.FinishedAt = saga.StateCompleted, len(steps), now
@@ -88,14 +105,14 @@ func decide(cur saga.Instance, steps []saga.StepDef, r stepRun, now time.Time, b
 				from = max(cur.Step-1, 0)
 			}
 			compensateFrom(&next, from, now)
-		case cur.Attempts+1 >= def.MaxAttempts:
+		case spent+1 >= def.MaxAttempts:
 			d.outcome = saga.OutcomeFailed
-			next.Data.FailureReason = fmt.Sprintf("%s: gave up after %d attempts", r.name, cur.Attempts+1)
+			next.Data.FailureReason = fmt.Sprintf("%s: gave up after %d attempts", r.name, spent+1)
 			compensateFrom(&next, cur.Step, now)
 		default:
 			d.outcome = saga.OutcomeRetry
 			next.State, next.Attempts = saga.StateRunning, cur.Attempts+1
-			next.NextAttemptAt = now.Add(backoff.Delay(cur.Attempts))
+			next.NextAttemptAt = now.Add(backoff.Delay(spent))
 		}
 	} else {
 		switch {
@@ -105,10 +122,10 @@ func decide(cur saga.Instance, steps []saga.StepDef, r stepRun, now time.Time, b
 				d.outcome = saga.OutcomeSkipped
 			}
 			compensateFrom(&next, cur.Step-1, now)
-		case !permanent(r.err) && cur.Attempts+1 < def.MaxCompensationAttempts:
+		case !permanent(r.err) && spent+1 < def.MaxCompensationAttempts:
 			d.outcome = saga.OutcomeRetry
 			next.Attempts = cur.Attempts + 1
-			next.NextAttemptAt = now.Add(backoff.Delay(cur.Attempts))
+			next.NextAttemptAt = now.Add(backoff.Delay(spent))
 		default:
 			d.outcome, d.gaveUp = saga.OutcomeGaveUp, true
 			next.State, next.Attempts, next.FinishedAt = saga.StateFailed, cur.Attempts+1, now
@@ -129,10 +146,56 @@ func decide(cur saga.Instance, steps []saga.StepDef, r stepRun, now time.Time, b
 	return d
 }
 
+// retryPolicy is how decide spaces retries.
+type retryPolicy struct {
+	backoff resilience.Backoff
+	// waits bounds the breaker refusals one step may wait out without
+	// spending attempts (<= 0: DefaultMaxBreakerWaits).
+	waits int
+}
+
+// DefaultMaxBreakerWaits is Advancer.MaxBreakerWaits's default: with the
+// default 10 s open period, about 20 minutes of provider outage are waited
+// out before the breaker's refusals start to spend the step's attempts.
+const DefaultMaxBreakerWaits = 120
+
+func (p retryPolicy) maxWaits() int {
+	if p.waits > 0 {
+		return p.waits
+	}
+	return DefaultMaxBreakerWaits
+}
+
+// waitFor is how long to wait after a refusal: the breaker's remaining open
+// time (RetryIn; 0 while its probe is in flight) plus a full-jitter sample of
+// the first backoff step, so waiting sagas do not all return at once, rounded
+// up to a whole second (the relay sends queue delays in whole seconds, and a
+// retry that arrived early would only be refused again).
+func (p retryPolicy) waitFor(err error) time.Duration {
+	var hint time.Duration
+	var ra resilience.RetryAfterer
+	if errors.As(err, &ra) {
+		hint = max(ra.RetryAfter(), 0)
+	}
+	d := hint + p.backoff.Delay(0)
+	if r := d % time.Second; r != 0 || d == 0 {
+		d += time.Second - r
+	}
+	return d
+}
+
+// refused reports whether a step's call was refused before it reached the
+// dependency: a circuit breaker that is open (or half-open with its probe
+// in flight), or a full bulkhead. Such a failure says nothing about the
+// order, so it does not spend the step's retry budget.
+func refused(err error) bool {
+	return errors.Is(err, resilience.ErrOpen) || errors.Is(err, resilience.ErrBulkheadFull)
+}
+
 // compensateFrom moves s to compensate step j next, or to compensated when
 // there is no step left to compensate (j < 0).
 func compensateFrom(s *saga.Instance, j int, now time.Time) {
-	s.Attempts = 0
+	s.Attempts, s.Data.Waits = 0, 0
 	if j < 0 {
 		s.State, s.Step, s.FinishedAt = saga.StateCompensated, 0, now
 		return
@@ -152,9 +215,6 @@ func stepName(steps []saga.StepDef, inst saga.Instance) (string, saga.Direction)
 	return steps[inst.Step].Name, saga.Forward
 }
 
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n]
-}
+// maxErrorText bounds the error texts stored with a saga, its step log and
+// its dead letter (cut on a character boundary by textcut.Cut).
+const maxErrorText = 1000

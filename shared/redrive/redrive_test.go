@@ -193,7 +193,7 @@ func TestSagaRedriveResumesCompensation(t *testing.T) {
 	if err := json.Unmarshal(e.Payload, &token); err != nil {
 		t.Fatal(err)
 	}
-	wantToken := map[string]any{"saga_id": "s-1", "reason": "redrive", "state": "compensating", "step": 2.0, "attempt": 0.0}
+	wantToken := map[string]any{"saga_id": "s-1", "reason": "redrive", "state": "compensating", "step": 2.0, "attempt": 0.0, "epoch": 1.0}
 	wantMeta := map[string]string{outbox.AttrSagaID: "s-1", outbox.AttrOrderID: "o-s-1",
 		outbox.AttrIdempotencyKey: "key-s-1", outbox.AttrCorrelationID: "key-s-1"}
 	if !reflect.DeepEqual(token, wantToken) || e.EventType != outbox.TypeSagaAdvance || e.Destination != outbox.DestSagaCommands ||

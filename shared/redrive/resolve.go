@@ -6,38 +6,49 @@ import (
 
 	"ordersaga/shared/apperr"
 	"ordersaga/shared/dlq"
+	"ordersaga/shared/outbox"
 	"ordersaga/shared/store"
 )
 
 // ActorSystem is the actor of housekeeping actions in the audit.
 const ActorSystem = "system"
 
-// ResolveFinished marks open queue dead letters as resolved when the saga
-// their message was about has finished meanwhile (recovery re-drove it, or
+// ResolveFinished marks open queue dead letters, and open outbox dead
+// letters of saga.advance rows (destination saga-commands), as resolved when
+// the saga their message was about has finished meanwhile (recovery re-drove it, or
 // another message finished it). Redriving such a message could only be
 // acknowledged as "finished", so nothing is lost; the entry is kept, marked
 // resolved by "system", and the batch is audited. This removes the noise a
 // failed trigger batch causes: the whole batch returns to the queue, so
 // healthy messages can reach the DLQ together with a poison one.
 //
-// It looks at up to max open queue entries (newest first) and returns how
-// many it resolved. Errors: those of the store.
+// Outbox dead letters of order events are never resolved this way: those
+// events must still reach their consumers, whatever the saga did.
+//
+// It looks at up to max open entries of each source (newest first) and
+// returns how many it resolved. Errors: those of the store.
 func (s *Service) ResolveFinished(ctx context.Context, max int) (int, error) {
 	if max <= 0 {
 		max = DefaultMax
 	}
 	var open []dlq.DeadLetter
 	err := s.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
-		var err error
-		open, _, err = tx.ListDeadLetters(ctx, dlq.Filter{Source: dlq.SourceQueue, Status: dlq.StatusOpen}, dlq.Page{Limit: max})
-		return err
+		open = open[:0]
+		for _, src := range []dlq.Source{dlq.SourceQueue, dlq.SourceOutbox} {
+			list, _, err := tx.ListDeadLetters(ctx, dlq.Filter{Source: src, Status: dlq.StatusOpen}, dlq.Page{Limit: max})
+			if err != nil {
+				return err
+			}
+			open = append(open, list...)
+		}
+		return nil
 	})
 	if err != nil {
 		return 0, err
 	}
 	var resolved []string
 	for _, d := range open {
-		if d.SagaID == "" {
+		if d.SagaID == "" || !resolvable(d) {
 			continue
 		}
 		ok, err := s.resolveIfFinished(ctx, d.ID)
@@ -63,7 +74,7 @@ func (s *Service) resolveIfFinished(ctx context.Context, id string) (bool, error
 		if err != nil {
 			return err
 		}
-		if d.Status != dlq.StatusOpen || d.Source != dlq.SourceQueue {
+		if d.Status != dlq.StatusOpen || !resolvable(d) {
 			return nil
 		}
 		sg, err := tx.GetSaga(ctx, d.SagaID)
@@ -87,4 +98,10 @@ func (s *Service) resolveIfFinished(ctx context.Context, id string) (bool, error
 		return false, nil // changed meanwhile; the next run looks again
 	}
 	return done, err
+}
+
+// resolvable: a queue entry (a saga command), or an outbox entry of a saga
+// command row; an outbox entry of an order event must still be published.
+func resolvable(d dlq.DeadLetter) bool {
+	return d.Source == dlq.SourceQueue || (d.Source == dlq.SourceOutbox && d.Queue == outbox.DestSagaCommands)
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"ordersaga/shared/dlq"
+	"ordersaga/shared/outbox"
 	"ordersaga/shared/queue"
 	"ordersaga/shared/saga"
 	"ordersaga/shared/store"
@@ -68,6 +69,44 @@ func TestResolveFinishedResolvesOnlyEntriesOfFinishedSagas(t *testing.T) {
 
 // A message re-ingested after its entry was closed (a crash between record
 // and delete left a copy in the DLQ) does not reopen the entry.
+// TestResolveFinishedResolvesOutboxEntriesOfSagaCommands: an outbox dead
+// letter of a saga.advance row is resolved once its saga finished; one of
+// an order event is not (the event must still be published).
+func TestResolveFinishedResolvesOutboxEntriesOfSagaCommands(t *testing.T) {
+	f := newFixture(t)
+	ctx := context.Background()
+	now := f.clock.Now()
+	mkDL := func(id, dest string) dlq.DeadLetter {
+		return dlq.DeadLetter{ID: id, Source: dlq.SourceOutbox, SourceRef: "ev-" + id, OutboxEventID: "ev-" + id, Queue: dest,
+			Payload: []byte(`{}`), ErrorType: "invalid", Error: "refused", RetryCount: 10, FirstFailedAt: now, LastFailedAt: now,
+			Status: dlq.StatusOpen, SagaID: "s-done", CreatedAt: now, UpdatedAt: now, Version: 1}
+	}
+	err := f.store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		s := saga.Instance{ID: "s-done", Type: saga.TypeCreateOrder, State: saga.StateFailed, Data: saga.Data{OrderID: "o-1"},
+			CreatedAt: now, UpdatedAt: now, NextAttemptAt: now, Version: 1}
+		if err := tx.InsertSaga(ctx, s); err != nil {
+			return err
+		}
+		for _, d := range []dlq.DeadLetter{mkDL("d-cmd", outbox.DestSagaCommands), mkDL("d-event", outbox.DestOrderEvents)} {
+			if err := tx.InsertDeadLetter(ctx, d); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := f.svc.ResolveFinished(ctx, 100); err != nil || n != 1 {
+		t.Fatalf("resolved %d, %v; want 1", n, err)
+	}
+	for id, want := range map[string]dlq.Status{"d-cmd": dlq.StatusResolved, "d-event": dlq.StatusOpen} {
+		if d := f.get(t, id); d.Status != want {
+			t.Errorf("%s: %s, want %s", id, d.Status, want)
+		}
+	}
+}
+
 func TestReingestDoesNotReopenAClosedEntry(t *testing.T) {
 	f := newFixture(t)
 	ctx := context.Background()

@@ -200,11 +200,15 @@ type advanceCommand struct {
 	State   saga.State `json:"state"`
 	Step    int        `json:"step"`
 	Attempt int        `json:"attempt"`
+	Epoch   int        `json:"epoch,omitempty"`
 }
 
 // resumeSaga sets a failed saga back to compensating at the step whose
-// compensation gave up, writes the saga.advance row carrying that token, and
-// marks the entry.
+// compensation gave up, in a new epoch (saga.Data.Epoch + 1), writes the
+// saga.advance row carrying that token, and marks the entry. The new epoch
+// makes every message written before stale: without it the token
+// (compensating, step, attempt 0) would repeat one the saga already had, and
+// an old at-least-once copy of that compensate message would run again.
 func (s *Service) resumeSaga(ctx context.Context, tx store.Tx, actor string, d dlq.DeadLetter, forced, dry bool, eventID string, now time.Time) error {
 	cur, err := s.fresh(ctx, tx, d, forced)
 	if err != nil {
@@ -225,12 +229,13 @@ func (s *Service) resumeSaga(ctx context.Context, tx store.Tx, actor string, d d
 	}
 	prev := inst.Version
 	inst.State, inst.Attempts, inst.NextAttemptAt = saga.StateCompensating, 0, now
+	inst.Data.Epoch, inst.Data.Redrives, inst.Data.Waits = inst.Data.Epoch+1, 0, 0
 	inst.LeaseOwner, inst.LeaseUntil, inst.FinishedAt = "", time.Time{}, time.Time{}
 	inst.UpdatedAt, inst.Version = now, prev+1
 	if err := tx.UpdateSaga(ctx, inst, prev); err != nil {
 		return err
 	}
-	body, err := json.Marshal(advanceCommand{SagaID: inst.ID, Reason: ReasonRedrive, State: inst.State, Step: inst.Step})
+	body, err := json.Marshal(advanceCommand{SagaID: inst.ID, Reason: ReasonRedrive, State: inst.State, Step: inst.Step, Epoch: inst.Data.Epoch})
 	if err != nil {
 		return apperr.Wrap(apperr.Internal, err, "encode saga command")
 	}

@@ -22,6 +22,7 @@ import (
 	"ordersaga/shared/queue"
 	"ordersaga/shared/resilience"
 	"ordersaga/shared/store"
+	"ordersaga/shared/textcut"
 )
 
 // Relay moves outbox rows to queues. Fields are set once at wiring time;
@@ -488,7 +489,7 @@ func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
-	return s[:n]
+	return textcut.Cut(s, n)
 }
 
 // logPublished writes one line per published event with its correlation chain.

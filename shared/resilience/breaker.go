@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -90,6 +91,13 @@ type BreakerConfig struct {
 	// under the breaker's lock (so calls arrive in order): it must be quick and
 	// must not call back into the breaker.
 	OnStateChange func(name string, from, to State)
+	// OnInit, if set, is called once by NewBreaker with the initial state
+	// (Closed), so that metrics can export the breaker's series from the
+	// start instead of from its first transition.
+	OnInit func(name string, s State)
+	// Log, if set, gets one warn line per transition (dependency, from, to;
+	// on opening also the open timeout).
+	Log *slog.Logger
 }
 
 // DefaultIsFailure counts every error as a dependency failure except caller
@@ -140,7 +148,11 @@ func NewBreaker(name string, cfg BreakerConfig) *Breaker {
 	if cfg.IsFailure == nil {
 		cfg.IsFailure = DefaultIsFailure
 	}
-	return &Breaker{name: name, cfg: cfg}
+	b := &Breaker{name: name, cfg: cfg}
+	if cfg.OnInit != nil {
+		cfg.OnInit(name, StateClosed)
+	}
+	return b
 }
 
 // Name returns the breaker's name.
@@ -258,7 +270,17 @@ func (b *Breaker) transition(to State, now time.Time) {
 	if to == StateOpen {
 		b.openedAt = now
 	}
-	if b.cfg.OnStateChange != nil && from != to {
+	if from == to {
+		return
+	}
+	if b.cfg.Log != nil {
+		attrs := []any{"dependency", b.name, "from", from.String(), "to", to.String()}
+		if to == StateOpen {
+			attrs = append(attrs, "open_for", b.cfg.OpenTimeout.String())
+		}
+		b.cfg.Log.Warn("circuit breaker state changed", attrs...)
+	}
+	if b.cfg.OnStateChange != nil {
 		b.cfg.OnStateChange(b.name, from, to)
 	}
 }

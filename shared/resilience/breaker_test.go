@@ -1,8 +1,11 @@
 package resilience
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -312,6 +315,41 @@ func TestStateString(t *testing.T) {
 	for s, want := range map[State]string{StateClosed: "closed", StateOpen: "open", StateHalfOpen: "half_open", State(9): "state(9)"} {
 		if got := s.String(); got != want {
 			t.Errorf("%d.String() = %q, want %q", int(s), got, want)
+		}
+	}
+}
+
+// TestBreakerAnnouncesItselfAndLogsTransitions: OnInit reports the initial
+// Closed state at construction (so metrics export the series from the
+// start), and every transition is logged at warn with the dependency name.
+func TestBreakerAnnouncesItselfAndLogsTransitions(t *testing.T) {
+	var buf bytes.Buffer
+	var inits []string
+	cfg := BreakerConfig{FailureThreshold: 1, OpenTimeout: time.Second,
+		OnInit: func(name string, s State) { inits = append(inits, name+"="+s.String()) },
+		Log:    slog.New(slog.NewJSONHandler(&buf, nil))}
+	b, clock, _ := newTestBreaker(cfg)
+	if len(inits) != 1 || inits[0] != "dep=closed" {
+		t.Fatalf("OnInit calls %v, want one dep=closed at construction", inits)
+	}
+	_ = b.Execute(context.Background(), fail) // closed → open
+	clock.Advance(time.Second)
+	_ = b.Execute(context.Background(), ok) // open → half_open (probe ok)
+	var lines []map[string]any
+	for _, l := range bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n")) {
+		var m map[string]any
+		if err := json.Unmarshal(l, &m); err != nil {
+			t.Fatalf("log line %q: %v", l, err)
+		}
+		lines = append(lines, m)
+	}
+	if len(lines) != 2 {
+		t.Fatalf("logged %d lines, want 2: %s", len(lines), buf.String())
+	}
+	want := [][2]string{{"closed", "open"}, {"open", "half_open"}}
+	for i, m := range lines {
+		if m["level"] != "WARN" || m["dependency"] != "dep" || m["from"] != want[i][0] || m["to"] != want[i][1] {
+			t.Errorf("line %d = %v, want WARN dep %s→%s", i, m, want[i][0], want[i][1])
 		}
 	}
 }

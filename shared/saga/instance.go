@@ -40,6 +40,20 @@ type Data struct {
 	Items      []DataItem `json:"items"`
 	// FailureReason is the permanent error that started compensation.
 	FailureReason string `json:"failure_reason,omitempty"`
+
+	// The fields below are the saga's control state, kept in Data (a JSON
+	// column) so that no store schema changes for them.
+
+	// Epoch is the generation of the saga's token: a dead-letter redrive
+	// bumps it, so every saga.advance message written before is stale.
+	Epoch int `json:"epoch,omitempty"`
+	// Redrives counts recovery re-drives since the saga last moved (every
+	// transition resets it); recovery fails the saga at its bound.
+	Redrives int `json:"redrives,omitempty"`
+	// Waits counts the attempts of the current step that were refused by an
+	// open circuit breaker without reaching the dependency: they advance the
+	// token (Instance.Attempts) but not the step's retry budget.
+	Waits int `json:"waits,omitempty"`
 }
 
 // DataItem is one order line as the steps see it.

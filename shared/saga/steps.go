@@ -38,6 +38,16 @@ var CreateOrderSteps = []StepDef{
 	{Name: StepConfirmOrder, Compensation: StepCancelOrder, Timeout: 5 * time.Second, MaxAttempts: 5, MaxCompensationAttempts: 10},
 }
 
+// LongestTimeout is the longest Timeout in steps: a saga lease must exceed
+// it, or a second advancer could take a saga whose step is still running.
+func LongestTimeout(steps []StepDef) time.Duration {
+	var d time.Duration
+	for _, s := range steps {
+		d = max(d, s.Timeout)
+	}
+	return d
+}
+
 // StepName returns the name of the step the instance is at: the forward step
 // while pending or running, the compensation while compensating, "" when finished.
 func (i Instance) StepName() string {
