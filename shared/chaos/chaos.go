@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"ordersaga/shared/app"
+	"ordersaga/shared/store"
 )
 
 // Options configure Run. The zero value runs 100 orders with seed 0.
@@ -50,8 +51,9 @@ type Options struct {
 	// checker notices.
 	Tamper func(a *app.App)
 	// AfterDrain, if set, is called after the drain and before the checks
-	// (tests use it to damage the final state).
-	AfterDrain func(ctx context.Context, a *app.App) error
+	// with the App and the store it runs on (tests use it to damage the
+	// final state).
+	AfterDrain func(ctx context.Context, a *app.App, st store.Store) error
 }
 
 // Report is the outcome of a run. Apart from Elapsed, two runs with the
@@ -126,7 +128,7 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 		return Report{}, err
 	}
 	if opts.AfterDrain != nil {
-		if err := opts.AfterDrain(ctx, w.app); err != nil {
+		if err := opts.AfterDrain(ctx, w.app, w.ports.Store); err != nil {
 			return Report{}, fmt.Errorf("chaos: after-drain hook: %w", err)
 		}
 	}

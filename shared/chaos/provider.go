@@ -95,7 +95,6 @@ func (w *world) wirePayments() {
 			}
 		},
 	})
-	w.app.PaymentSim, w.app.PaymentPolicy = w.sim, policy
 	w.app.Payments.Provider = payments.NewGuardedProvider(
 		&truthProvider{sim: w.sim, in: w.in, f: &w.faults, faults: w.faultsN, fx: w.fx}, policy)
 }

@@ -140,7 +140,7 @@ func (w *world) snapshot(ctx context.Context) (*snapshot, error) {
 	if s.inEvents, err = w.drainQueue(ctx, w.eventsURL); err != nil {
 		return nil, err
 	}
-	visible, inFlight, err := w.app.Queue.Depth(ctx, w.cmdURL)
+	visible, inFlight, err := w.ports.Queue.Depth(ctx, w.cmdURL)
 	if err != nil {
 		return nil, fmt.Errorf("chaos: queue depth: %w", err)
 	}
@@ -153,7 +153,7 @@ func (w *world) snapshot(ctx context.Context) (*snapshot, error) {
 func (w *world) drainQueue(ctx context.Context, url string) (map[string]int, error) {
 	seen := map[string]int{}
 	for {
-		msgs, err := w.app.Queue.Receive(ctx, url, queue.ReceiveOptions{Max: queue.MaxBatch, VisibilityTimeout: queue.MaxVisibilityTimeout})
+		msgs, err := w.ports.Queue.Receive(ctx, url, queue.ReceiveOptions{Max: queue.MaxBatch, VisibilityTimeout: queue.MaxVisibilityTimeout})
 		if err != nil {
 			return nil, fmt.Errorf("chaos: read %s: %w", url, err)
 		}
@@ -162,7 +162,7 @@ func (w *world) drainQueue(ctx context.Context, url string) (map[string]int, err
 		}
 		for _, m := range msgs {
 			seen[eventID(m.Attributes, m.MessageID)]++
-			if err := w.app.Queue.Delete(ctx, url, m.ReceiptHandle); err != nil {
+			if err := w.ports.Queue.Delete(ctx, url, m.ReceiptHandle); err != nil {
 				return nil, fmt.Errorf("chaos: delete from %s: %w", url, err)
 			}
 		}

@@ -26,7 +26,7 @@ func (w *world) pump(ctx context.Context, maxBatches int) int {
 	var batches [][]queue.Message
 	n := 0
 	for len(batches) < maxBatches && ctx.Err() == nil {
-		msgs, err := w.app.Queue.Receive(ctx, w.cmdURL, queue.ReceiveOptions{Max: w.batch, VisibilityTimeout: w.visibility})
+		msgs, err := w.ports.Queue.Receive(ctx, w.cmdURL, queue.ReceiveOptions{Max: w.batch, VisibilityTimeout: w.visibility})
 		if err != nil || len(msgs) == 0 {
 			break // a failed receive was counted by the queue decorator; the next tick tries again
 		}
@@ -100,7 +100,7 @@ func (w *world) deliver(ctx context.Context, msgs []queue.Message) {
 		return // the batch comes back after the visibility timeout
 	}
 	for _, m := range msgs {
-		_ = w.app.Queue.Delete(ctx, w.cmdURL, m.ReceiptHandle) // a failure means one more delivery
+		_ = w.ports.Queue.Delete(ctx, w.cmdURL, m.ReceiptHandle) // a failure means one more delivery
 	}
 }
 

@@ -36,6 +36,7 @@ type world struct {
 	in     *injector
 	clock  *clock
 	app    *app.App
+	ports  app.Ports          // the decorated store and queue the App runs on
 	sqlite *sqlitestore.Store // the undecorated store: the checker reads through it
 	sim    *paymentsim.Sim
 	fx     *effects
@@ -129,9 +130,10 @@ func (w *world) build(ctx context.Context, path string) error {
 	if err != nil {
 		return fmt.Errorf("chaos: open queue: %w", err)
 	}
-	w.app, err = app.New(ctx, cfg, app.Options{Now: w.clock.Now, NewID: counter("id"), Log: log, Owner: "chaos",
+	w.ports = app.Ports{
 		Store: &faultyStore{inner: w.sqlite, in: w.in, f: &w.faults, faults: w.faultsN},
-		Queue: &faultyQueue{inner: q, in: w.in, f: &w.faults, faults: w.faultsN}})
+		Queue: &faultyQueue{inner: q, in: w.in, f: &w.faults, faults: w.faultsN}}
+	w.app, err = app.New(ctx, cfg, app.Use(w.ports), app.Options{Now: w.clock.Now, NewID: counter("id"), Log: log, Owner: "chaos"})
 	if err != nil {
 		return fmt.Errorf("chaos: build app: %w", err)
 	}
