@@ -39,16 +39,19 @@ type Command struct {
 
 const usage = `Usage: %[1]s [flags]
 
-Runs the whole ordersaga suite on this machine (adapters: %[2]s): the HTTP
-API, the timers and the queue triggers of triggers/triggers.yaml. Run it from
-the repository root. It prints where it listens on stdout once it serves;
-everything else it prints is one JSON log line each, on stderr. Ctrl-C stops
-it (exit status 0; "go run" itself reports exit status 1 after Ctrl-C because
-the go command saw the interrupt too - see docs/wiring.md).
+Runs the whole ordersaga suite on this machine: the HTTP API, the timers and
+the queue triggers of triggers/triggers.yaml. Run it from the repository root.
+Adapters in this build: %[2]s.
 
-The configuration is the functions' environment (ORDERSAGA_*, see
-docs/wiring.md), over local defaults: ORDERSAGA_STORE=sqlite in -data,
-ORDERSAGA_METRICS=prometheus, tokens dev-user and dev-admin.
+Output: once it serves, the address lines on stdout; everything else is one
+JSON log line each on stderr (startup progress, one line per order and per
+saga step, warnings). Ctrl-C stops it with exit status 0; "go run" itself
+then reports exit status 1, because the go command saw the interrupt too
+(golang/go#40467) - see docs/wiring.md.
+
+Configuration: the functions' environment variables (ORDERSAGA_*, see
+docs/wiring.md) over local defaults: ORDERSAGA_STORE=sqlite in -data,
+ORDERSAGA_METRICS=prometheus, bearer tokens dev-user and dev-admin.
 
 Flags:
 `
