@@ -24,14 +24,22 @@ import (
 
 // Open opens the cloud adapters cfg names; it is an app.Opener.
 func Open(ctx context.Context, cfg config.Config, env app.Env) (app.Ports, error) {
+	// Every setting this build cannot serve is named at once, before YDB
+	// is dialled (a function deployed without its cloud configuration fails
+	// its cold start with this message).
+	var wrong []error
+	if cfg.Store != config.StoreYDB {
+		wrong = append(wrong, notCarried("ORDERSAGA_STORE", cfg.Store, "ydb"))
+	}
+	if cfg.Queue != config.QueueYMQ {
+		wrong = append(wrong, notCarried("ORDERSAGA_QUEUE", cfg.Queue, "ymq"))
+	}
+	if len(wrong) > 0 {
+		return app.Ports{}, errors.Join(wrong...)
+	}
 	m, err := OpenMetrics(cfg, env)
 	if err != nil {
 		return app.Ports{}, err
-	}
-	if cfg.Queue != config.QueueYMQ {
-		// Checked before the store is opened: a misconfigured function
-		// fails its cold start without dialling YDB.
-		return app.Ports{}, notCarried("ORDERSAGA_QUEUE", cfg.Queue, "ymq")
 	}
 	st, err := OpenStore(ctx, cfg, env)
 	if err != nil {

@@ -7,7 +7,7 @@ package handlers
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
+	"os"
 	"time"
 
 	"ordersaga/shared/app"
@@ -107,12 +107,16 @@ func outboxRelay(ctx context.Context, a *app.App, raw []byte) (any, error) {
 	return rep, nil
 }
 
+// coldStartLog logs cold-start failures, before any App (and its logger)
+// exists, in the same JSON format as every other line.
+var coldStartLog = app.NewLogger(os.Stderr, "info")
+
 // ColdStartFailed answers an HTTP invocation whose instance could not be
 // built (configuration, or YDB unreachable at cold start) with a 503
 // problem+json and Retry-After, instead of the platform's bare 502; the
 // cause goes to the log, not to the client.
 func ColdStartFailed(err error) *yc.HTTPResponse {
-	slog.Error("cold start failed", "error", err)
+	coldStartLog.Error("cold start failed", "error", err.Error())
 	body, _ := json.Marshal(map[string]any{"type": "about:blank", "title": "Service Unavailable", "status": 503,
 		"detail": "the service is starting or misconfigured; retry later with the same Idempotency-Key"})
 	return &yc.HTTPResponse{StatusCode: 503, Body: string(body),

@@ -59,14 +59,18 @@ func OpenQueue(cfg config.Config, st store.Store, env app.Env) (queue.Queue, fun
 	if cfg.Queue != config.QueueSQLite {
 		return nil, nil, notCarried("ORDERSAGA_QUEUE", cfg.Queue, "sqlite")
 	}
+	var opts []sqlitequeue.Option
+	if env.Now != nil {
+		opts = append(opts, sqlitequeue.WithClock(env.Now))
+	}
 	if s, ok := st.(*sqlitestore.Store); ok && cfg.QueueSQLite == cfg.SQLitePath {
-		q, err := sqlitequeue.New(s.DB(), sqlitequeue.WithClock(env.Now))
+		q, err := sqlitequeue.New(s.DB(), opts...)
 		if err != nil {
 			return nil, nil, fmt.Errorf("open embedded queue: %w", err)
 		}
 		return q, q.Close, nil
 	}
-	q, err := sqlitequeue.Open(cfg.QueueSQLite, sqlitequeue.WithClock(env.Now))
+	q, err := sqlitequeue.Open(cfg.QueueSQLite, opts...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open embedded queue %s: %w", cfg.QueueSQLite, err)
 	}
