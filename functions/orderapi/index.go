@@ -6,6 +6,7 @@ import (
 	"context"
 
 	"ordersaga/shared/app"
+	"ordersaga/shared/cloudwiring"
 	"ordersaga/shared/handlers"
 	"ordersaga/shared/yc"
 )
@@ -13,7 +14,7 @@ import (
 // Handler serves one API Gateway invocation (payload format 1.0). The raw
 // event is taken as bytes so the authorizer context reaches the caller check.
 func Handler(ctx context.Context, event []byte) (*yc.HTTPResponse, error) {
-	a, err := app.Instance()
+	a, err := app.Instance(cloudwiring.Open)
 	if err != nil {
 		return handlers.ColdStartFailed(err), nil
 	}

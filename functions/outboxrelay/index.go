@@ -7,12 +7,13 @@ import (
 	"context"
 
 	"ordersaga/shared/app"
+	"ordersaga/shared/cloudwiring"
 	"ordersaga/shared/handlers"
 )
 
 // Handler handles one timer trigger event.
 func Handler(ctx context.Context, event []byte) (any, error) {
-	a, err := app.Instance()
+	a, err := app.Instance(cloudwiring.Open)
 	if err != nil {
 		return nil, err
 	}

@@ -7,13 +7,14 @@ import (
 	"context"
 
 	"ordersaga/shared/app"
+	"ordersaga/shared/cloudwiring"
 	"ordersaga/shared/handlers"
 )
 
 // Handler handles one trigger batch. An error returns the whole batch to the
 // queue (see handlers.SagaAdvancer for when that happens).
 func Handler(ctx context.Context, event []byte) (any, error) {
-	a, err := app.Instance()
+	a, err := app.Instance(cloudwiring.Open)
 	if err != nil {
 		return nil, err
 	}

@@ -19,7 +19,7 @@ import (
 
 	"ordersaga/shared/app"
 	"ordersaga/shared/config"
-	"ordersaga/shared/store"
+	"ordersaga/shared/localwiring"
 	"ordersaga/shared/triggers"
 )
 
@@ -30,7 +30,7 @@ func newApp(dir string, onTx func(bool)) *app.App {
 	cfg.SQLitePath = filepath.Join(dir, "bench.db")
 	cfg.QueueSQLite = cfg.SQLitePath
 	cfg.LogLevel = "error"
-	a, err := app.New(context.Background(), cfg, app.Options{OnTx: onTx})
+	a, err := app.New(context.Background(), cfg, localwiring.Open, app.Options{OnTx: onTx})
 	must(err)
 	tf, err := triggers.Load("triggers/triggers.yaml")
 	must(err)
@@ -96,7 +96,6 @@ func benchAPI(n, clients int) []row {
 	// Guarantee: exactly one order per distinct key.
 	distinct := n - n/10
 	var orders int
-	must(a.Store.View(context.Background(), func(ctx context.Context, tx store.Tx) error { return nil }))
 	db, err := sql.Open("sqlite", "file:"+filepath.Join(dir, "bench.db")+"?mode=ro")
 	must(err)
 	must(db.QueryRow(`SELECT count(*) FROM orders`).Scan(&orders))

@@ -16,6 +16,7 @@ import (
 
 	"ordersaga/shared/app"
 	"ordersaga/shared/handlers"
+	"ordersaga/shared/localwiring"
 	"ordersaga/shared/yc"
 )
 
@@ -57,7 +58,7 @@ func coldChild(name string) {
 		os.Exit(2)
 	}
 	t0 := time.Now()
-	a, err := app.Instance()
+	a, err := app.Instance(localwiring.Open)
 	must(err)
 	built := time.Since(t0)
 	t1 := time.Now()

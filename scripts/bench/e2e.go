@@ -157,7 +157,7 @@ func finishedSagas(s *stack) []saga.Instance {
 		ids = append(ids, id)
 	}
 	rows.Close()
-	must(s.a.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
+	must(s.st.View(ctx, func(ctx context.Context, tx store.Tx) error {
 		for _, id := range ids {
 			in, err := tx.GetSaga(ctx, id)
 			if err != nil {

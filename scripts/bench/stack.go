@@ -26,6 +26,7 @@ import (
 	"ordersaga/shared/queue"
 	"ordersaga/shared/sqlitequeue"
 	"ordersaga/shared/sqlitestore"
+	"ordersaga/shared/store"
 	"ordersaga/shared/triggers"
 	"ordersaga/shared/yc"
 )
@@ -38,6 +39,7 @@ type stack struct {
 	q    *countingQueue
 	db   *sql.DB
 	tx   atomic.Int64 // store transactions (InTx and View)
+	st   store.Store  // the store the App runs on (the bench reads the final state through it)
 	inv  *invocations
 	stop context.CancelFunc
 	wg   sync.WaitGroup
@@ -73,7 +75,8 @@ func newStack(dir string, stock map[string]int64) *stack {
 	inner, err := sqlitequeue.New(st.DB())
 	must(err)
 	s.q = &countingQueue{Queue: inner}
-	s.a, err = app.New(ctx, cfg, app.Options{Store: st, Queue: s.q, Log: app.NewLogger(os.Stderr, "error")})
+	s.st = st
+	s.a, err = app.New(ctx, cfg, app.Use(app.Ports{Store: st, Queue: s.q}), app.Options{Log: app.NewLogger(os.Stderr, "error")})
 	must(err)
 	s.tf, err = triggers.Load("triggers/triggers.yaml")
 	must(err)
@@ -149,7 +152,7 @@ func (s *stack) queueLoop(ctx context.Context, qt triggers.QueueTrigger) {
 	url := s.a.Config.QueueURLs.SagaCommands
 	vis := time.Duration(qt.VisibilityTimeoutSeconds) * time.Second
 	for ctx.Err() == nil {
-		msgs, err := s.a.Queue.Receive(ctx, url, queue.ReceiveOptions{Max: qt.BatchSize, Wait: time.Second, VisibilityTimeout: vis})
+		msgs, err := s.q.Receive(ctx, url, queue.ReceiveOptions{Max: qt.BatchSize, Wait: time.Second, VisibilityTimeout: vis})
 		if err != nil || len(msgs) == 0 {
 			continue
 		}
@@ -166,7 +169,7 @@ func (s *stack) queueLoop(ctx context.Context, qt triggers.QueueTrigger) {
 			continue
 		}
 		for _, m := range msgs {
-			_ = s.a.Queue.Delete(ctx, url, m.ReceiptHandle)
+			_ = s.q.Delete(ctx, url, m.ReceiptHandle)
 		}
 	}
 }

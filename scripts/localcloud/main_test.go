@@ -2,7 +2,9 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -10,31 +12,85 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
 )
 
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		_ = os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
+
+// runnerBinary builds the local runner once per test binary.
+func runnerBinary(t *testing.T) string {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("builds the local runner")
+	}
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "localcloud-test")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "localcloud")
+		build := exec.Command("go", "build", "-o", binPath, ".")
+		build.Env = append(os.Environ(), "GOTOOLCHAIN=local")
+		if out, err := build.CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+// syncBuffer collects the runner's stderr.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
 // TestLocalCloudEndToEnd builds and runs the local runner exactly as the
 // README's first command does, on a free loopback port, and drives one
 // order to CONFIRMED and one to CANCELLED through its HTTP API; then it
-// stops it with an interrupt and expects a clean exit.
+// stops it with an interrupt and expects a clean exit (status 0), with
+// every line it printed on stderr one JSON object: the startup progress,
+// the shutdown, and no all-zero recovery summary at info.
 func TestLocalCloudEndToEnd(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the local runner")
-	}
-	bin := filepath.Join(t.TempDir(), "localcloud")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Env = append(os.Environ(), "GOTOOLCHAIN=local")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-data", t.TempDir(), "-triggers", "../../triggers/triggers.yaml", "-quiet")
+	bin := runnerBinary(t)
+	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-data", t.TempDir(), "-triggers", "../../triggers/triggers.yaml")
+	cmd.Env = append(os.Environ(), "ORDERSAGA_LOG_LEVEL=")
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd.Stderr = os.Stderr
+	stderr := &syncBuffer{}
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -103,5 +159,62 @@ func TestLocalCloudEndToEnd(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the runner did not stop within 10 s of Ctrl-C")
+	}
+
+	msgs := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
+		var l map[string]any
+		if err := json.Unmarshal([]byte(line), &l); err != nil {
+			t.Errorf("stderr line is not JSON: %q", line)
+			continue
+		}
+		msg, _ := l["msg"].(string)
+		msgs[msg]++
+		if msg == "saga recovery" && l["level"] == "INFO" && l["due_sagas"] == float64(0) && l["redriven"] == float64(0) &&
+			l["reconciled"] == float64(0) && l["outbox_purged"] == float64(0) && l["dlq_ingested"] == float64(0) {
+			t.Errorf("an idle recovery run logged at info: %s", line)
+		}
+	}
+	for _, want := range []string{"localcloud starting", "store and queue ready", "queues ready", "timer started",
+		"queue trigger started", "serving", "order accepted", "shutting down", "stopped"} {
+		if msgs[want] == 0 {
+			t.Errorf("no %q line on stderr (saw %v)", want, msgs)
+		}
+	}
+}
+
+// -help explains every flag, -quiet included, and exits 0.
+func TestHelpExplainsTheFlags(t *testing.T) {
+	out, err := exec.Command(runnerBinary(t), "-help").CombinedOutput()
+	if err != nil {
+		t.Fatalf("-help: %v\n%s", err, out)
+	}
+	for _, want := range []string{"-quiet", "warnings and errors only", "ORDERSAGA_LOG_LEVEL", "-addr", "-data", "-triggers", "Ctrl-C", "JSON"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("-help lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// A configuration error is one JSON line naming the variable, and exit
+// status 1.
+func TestBadConfigurationIsOneJSONLine(t *testing.T) {
+	cmd := exec.Command(runnerBinary(t), "-addr", "127.0.0.1:0", "-data", t.TempDir(), "-triggers", "../../triggers/triggers.yaml")
+	cmd.Env = append(os.Environ(), "ORDERSAGA_STORE=ydb", "YDB_CONNECTION_STRING=grpc://localhost:1/local",
+		"ORDERSAGA_QUEUE=ymq", "YMQ_ACCESS_KEY_ID=a", "YMQ_SECRET_ACCESS_KEY=b")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 1 {
+		t.Fatalf("exit = %v, want status 1; stderr:\n%s", err, stderr.String())
+	}
+	var last map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
+		if err := json.Unmarshal([]byte(line), &last); err != nil {
+			t.Fatalf("stderr line is not JSON: %q", line)
+		}
+	}
+	if e, _ := last["error"].(string); last["level"] != "ERROR" || !strings.Contains(e, "ORDERSAGA_STORE=ydb") || !strings.Contains(e, "cloudadapters") {
+		t.Errorf("last line %v: want an ERROR naming ORDERSAGA_STORE=ydb and the cloud-adapter build", last)
 	}
 }

@@ -1,12 +1,14 @@
-// Package app builds every component of ordersaga from one validated
-// Config. The cloud functions and the local runner use it alike, so both run
-// the same wiring.
+// Package app builds every use case of ordersaga from one validated Config
+// and the adapters (Ports) of one target. The cloud functions and the local
+// runner use it alike, so both run the same wiring; only the Opener that
+// supplies the adapters differs (docs/wiring.md).
 package app
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"os"
@@ -23,45 +25,43 @@ import (
 	"ordersaga/shared/metrics"
 	"ordersaga/shared/orchestrator"
 	"ordersaga/shared/orders"
-	"ordersaga/shared/outbox"
 	"ordersaga/shared/payments"
 	"ordersaga/shared/paymentsim"
 	"ordersaga/shared/queue"
 	"ordersaga/shared/redrive"
 	"ordersaga/shared/relay"
-	"ordersaga/shared/resilience"
 	"ordersaga/shared/stock"
 	"ordersaga/shared/store"
 	"ordersaga/shared/triggers"
 	"ordersaga/shared/yc"
 )
 
-// App holds the wired components. Fields are read-only after New.
+// App holds the wired use cases. It exposes use cases, not adapters: the
+// store, the queue and the metrics recorder stay inside (a function body
+// reaches them only through an App method). Fields are read-only after New,
+// except where a chaos run or a test decorates a use case before the first
+// invocation.
 type App struct {
 	Config config.Config
 	Log    *slog.Logger
-	Store  store.Store
-	Queue  queue.Queue
-	Orders *orders.Service
-	Relay  *relay.Relay
-	HTTP   http.Handler
 	Now    func() time.Time
 	NewID  func() string
 
-	Stock         *stock.Service
-	Payments      *payments.Service
-	PaymentSim    *paymentsim.Sim // nil when an external provider is configured
-	PaymentPolicy *resilience.Policy
-	Advancer      *orchestrator.Advancer
-	Recovery      *orchestrator.Recovery
-	Redrive       *redrive.Service
+	// HTTP serves the API (orders, admin routes) as API Gateway calls it.
+	HTTP     http.Handler
+	Orders   *orders.Service
+	Relay    *relay.Relay
+	Advancer *orchestrator.Advancer
+	Recovery *orchestrator.Recovery
+	Redrive  *redrive.Service
+	Stock    *stock.Service
+	Payments *payments.Service
 
-	// Metrics records the metric catalogue of package metrics; MetricsHandler
-	// serves GET /metrics when the recorder is Prometheus (nil otherwise).
-	Metrics        metrics.Recorder
-	MetricsHandler http.Handler
-
-	hooks hooks
+	store   store.Store
+	queue   queue.Queue
+	metrics metrics.Recorder
+	hooks   hooks
+	sim     *paymentsim.Sim // the built-in payment provider, nil with an external one
 
 	closers []func() error
 }
@@ -71,18 +71,15 @@ type Options struct {
 	Now   func() time.Time
 	NewID func() string
 	Log   *slog.Logger
-	// Store and Queue, when set, are used instead of opening them from Config
-	// (the App does not close them).
-	Store store.Store
-	Queue queue.Queue
 	// OnTx is passed to the store adapter (transaction counting).
 	OnTx func(readOnly bool)
 	// Owner names this instance in leases (default: a random id).
 	Owner string
 }
 
-// New builds the App. It fails with a message naming what is wrong.
-func New(ctx context.Context, cfg config.Config, opt Options) (*App, error) {
+// New opens the adapters with open and builds the App on them. It fails with
+// a message naming what is wrong.
+func New(ctx context.Context, cfg config.Config, open Opener, opt Options) (*App, error) {
 	a := &App{Config: cfg, Log: opt.Log, Now: opt.Now, NewID: opt.NewID}
 	if a.Log == nil {
 		a.Log = NewLogger(os.Stderr, cfg.LogLevel)
@@ -99,41 +96,28 @@ func New(ctx context.Context, cfg config.Config, opt Options) (*App, error) {
 	if owner == "" {
 		owner = "instance-" + a.NewID()[:8]
 	}
-	var err error
-	if a.Metrics, a.MetricsHandler, err = openMetrics(cfg, a); err != nil {
+	if open == nil {
+		return nil, errors.New("app.New: no adapters (pass the target's Opener, e.g. localwiring.Open or cloudwiring.Open)")
+	}
+	p, err := open(ctx, cfg, Env{Now: a.Now, Log: a.Log, OnTx: opt.OnTx})
+	if err != nil {
 		return nil, err
 	}
-	a.hooks = hooks{m: a.Metrics}
-	if a.Store = opt.Store; a.Store == nil {
-		if a.Store, err = openStore(ctx, cfg, a.Now, opt.OnTx); err != nil {
-			return nil, err
-		}
-		a.closers = append(a.closers, a.Store.Close)
+	if p.Close != nil {
+		a.closers = append(a.closers, p.Close)
 	}
-	if a.Queue = opt.Queue; a.Queue == nil {
-		q, closeQ, err := openQueue(ctx, cfg, a.Store, a.Now)
-		if err != nil {
-			_ = a.Close()
-			return nil, err
-		}
-		a.Queue = q
-		if closeQ != nil {
-			a.closers = append(a.closers, closeQ)
-		}
+	if p.Store == nil || p.Queue == nil {
+		_ = a.Close()
+		return nil, errors.New("app.New: the opener returned no store or no queue")
 	}
-	a.Relay = &relay.Relay{
-		Store: a.Store, Queue: a.Queue, Owner: owner,
-		URLs: map[string]string{
-			outbox.DestSagaCommands: cfg.QueueURLs.SagaCommands,
-			outbox.DestOrderEvents:  cfg.QueueURLs.OrderEvents,
-		},
-		Shards: cfg.Relay.Shards, BatchSize: cfg.Relay.BatchSize, MaxAttempts: cfg.Relay.MaxAttempts, Lease: cfg.Relay.Lease,
-		Backoff: resilience.Backoff{Base: cfg.Relay.BackoffBase, Cap: cfg.Relay.BackoffCap},
-		Now:     a.Now, NewID: a.NewID, Log: a.Log,
+	a.store, a.queue, a.metrics = p.Store, p.Queue, p.Metrics
+	if a.metrics == nil {
+		a.metrics = metrics.Nop{}
 	}
-	a.hooks.relayHooks(a.Relay)
+	a.hooks = hooks{m: a.metrics}
+	a.wireRelay(cfg, owner)
 	a.Orders = &orders.Service{
-		Store: a.Store, Dispatcher: a.Relay, Shards: cfg.Relay.Shards,
+		Store: a.store, Dispatcher: a.Relay, Shards: cfg.Relay.Shards,
 		Now: a.Now, NewID: a.NewID, Log: a.Log, OnIdempotency: a.hooks.idempotency,
 	}
 	a.wireSaga(cfg, owner)
@@ -173,8 +157,10 @@ func (a *App) Close() error {
 }
 
 // NewLogger returns a JSON slog logger that Cloud Logging parses (level,
-// msg, fields on one line).
-func NewLogger(w *os.File, level string) *slog.Logger {
+// msg, fields on one line). Empty string fields are left out, so a line
+// never carries an empty correlation field (a replay has no saga id to log,
+// a local request no request id).
+func NewLogger(w io.Writer, level string) *slog.Logger {
 	var l slog.Level
 	switch strings.ToLower(level) {
 	case "debug":
@@ -186,7 +172,19 @@ func NewLogger(w *os.File, level string) *slog.Logger {
 	default:
 		l = slog.LevelInfo
 	}
-	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l, ReplaceAttr: dropEmpty}))
+}
+
+// dropEmpty leaves out attributes whose value is the empty string (a zero
+// Attr is discarded by the handler); the built-in keys are kept.
+func dropEmpty(groups []string, a slog.Attr) slog.Attr {
+	if len(groups) == 0 && (a.Key == slog.MessageKey || a.Key == slog.LevelKey || a.Key == slog.TimeKey) {
+		return a
+	}
+	if a.Value.Kind() == slog.KindString && a.Value.String() == "" {
+		return slog.Attr{}
+	}
+	return a
 }
 
 // EnsureQueues creates the queues of triggers.yaml (local runs and tests;
@@ -203,7 +201,7 @@ func (a *App) EnsureQueues(ctx context.Context, qs []triggers.Queue) error {
 				rest = append(rest, q)
 				continue
 			}
-			url, err := a.Queue.Ensure(ctx, queue.QueueSpec{
+			url, err := a.queue.Ensure(ctx, queue.QueueSpec{
 				Name: q.Name, VisibilityTimeout: time.Duration(q.VisibilityTimeoutSeconds) * time.Second,
 				MaxReceiveCount: q.MaxReceiveCount, DeadLetterQueueURL: urls[q.DeadLetterQueue],
 			})
@@ -220,25 +218,16 @@ func (a *App) EnsureQueues(ctx context.Context, qs []triggers.Queue) error {
 	return nil
 }
 
-// RecordRelay records the outbox gauges of a relay run.
-func (a *App) RecordRelay(rep relay.Report) { a.hooks.backlog(rep) }
-
-// RecordRecovery records the counters of a recovery run.
-func (a *App) RecordRecovery(rep orchestrator.Report) { a.hooks.recovery(rep) }
-
-// RecordRedrive counts one operator action and its outcome.
-func (a *App) RecordRedrive(action, outcome string) { a.hooks.redriveAction(action, outcome) }
-
-// RecordDeadLetterSizes sets dlq_size for each dead-letter source (open
+// recordDeadLetterSizes sets dlq_size for each dead-letter source (open
 // entries) and for each YMQ dead-letter queue (messages not yet ingested).
 // It reads only open entries, through the status index, a bounded number of
 // pages: resolved and discarded history (the bulk of the table) is never read
 // on the timer's path. A count at the bound means "at least".
-func (a *App) RecordDeadLetterSizes(ctx context.Context) {
+func (a *App) recordDeadLetterSizes(ctx context.Context) {
 	const pageSize, maxPages = 1000, 5
 	for _, src := range []dlq.Source{dlq.SourceQueue, dlq.SourceOutbox, dlq.SourceSaga} {
 		n, cursor := 0, ""
-		err := a.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
+		err := a.store.View(ctx, func(ctx context.Context, tx store.Tx) error {
 			for page := 0; page < maxPages; page++ {
 				list, next, err := tx.ListDeadLetters(ctx, dlq.Filter{Source: src, Status: dlq.StatusOpen}, dlq.Page{Limit: pageSize, Cursor: cursor})
 				if err != nil {
@@ -255,11 +244,11 @@ func (a *App) RecordDeadLetterSizes(ctx context.Context) {
 			a.Log.Warn("counting open dead letters failed", "source", src, "error", err)
 			continue
 		}
-		a.Metrics.Set(metrics.DLQSize, float64(n), "queue", string(src))
+		a.metrics.Set(metrics.DLQSize, float64(n), "queue", string(src))
 	}
 	if url := a.Config.QueueURLs.SagaCommandsDLQ; url != "" {
-		if visible, inFlight, err := a.Queue.Depth(ctx, url); err == nil {
-			a.Metrics.Set(metrics.DLQSize, float64(visible+inFlight), "queue", "saga-commands-dlq")
+		if visible, inFlight, err := a.queue.Depth(ctx, url); err == nil {
+			a.metrics.Set(metrics.DLQSize, float64(visible+inFlight), "queue", "saga-commands-dlq")
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package app
+package app_test
 
 import (
 	"bytes"
@@ -12,20 +12,23 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"ordersaga/shared/app"
 	"ordersaga/shared/config"
+	"ordersaga/shared/localwiring"
 	"ordersaga/shared/triggers"
 )
 
 // testEnv is a real App on a SQLite file behind a real HTTP server.
 type testEnv struct {
 	t       *testing.T
-	app     *App
+	app     *app.App
+	ports   app.Ports // the local adapters the App runs on
 	srv     *httptest.Server
 	dbPath  string
 	txCount atomic.Int64
 }
 
-func newTestEnv(t *testing.T, mutate ...func(*config.Config, *Options)) *testEnv {
+func newTestEnv(t *testing.T, mutate ...func(*config.Config, *app.Options)) *testEnv {
 	t.Helper()
 	dir := t.TempDir()
 	cfg := config.Default()
@@ -33,11 +36,16 @@ func newTestEnv(t *testing.T, mutate ...func(*config.Config, *Options)) *testEnv
 	cfg.QueueSQLite = cfg.SQLitePath
 	cfg.LogLevel = "error"
 	env := &testEnv{t: t, dbPath: cfg.SQLitePath}
-	opt := Options{OnTx: func(bool) { env.txCount.Add(1) }}
+	opt := app.Options{OnTx: func(bool) { env.txCount.Add(1) }}
 	for _, m := range mutate {
 		m(&cfg, &opt)
 	}
-	a, err := New(context.Background(), cfg, opt)
+	open := func(ctx context.Context, cfg config.Config, e app.Env) (app.Ports, error) {
+		p, err := localwiring.Open(ctx, cfg, e)
+		env.ports = p
+		return p, err
+	}
+	a, err := app.New(context.Background(), cfg, open, opt)
 	if err != nil {
 		t.Fatalf("app.New: %v", err)
 	}

@@ -19,11 +19,12 @@ var (
 const coldStartTimeout = 20 * time.Second
 
 // Instance returns the App of this function instance, built from the
-// environment at cold start and reused by every invocation (connections
-// survive between calls). Only success is cached: a failure (a
+// environment with open (the target's adapters: cloudwiring.Open in the
+// cloud functions) at cold start and reused by every invocation
+// (connections survive between calls). Only success is cached: a failure (a
 // misconfiguration, or YDB unreachable for a moment) is returned to this
 // invocation and the next one tries again.
-func Instance() (*App, error) {
+func Instance(open Opener) (*App, error) {
 	instanceMu.Lock()
 	defer instanceMu.Unlock()
 	if instance != nil {
@@ -35,7 +36,7 @@ func Instance() (*App, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), coldStartTimeout)
 	defer cancel()
-	a, err := New(ctx, cfg, Options{})
+	a, err := New(ctx, cfg, open, Options{})
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package app
+package app_test
 
 import (
 	"bytes"
@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"ordersaga/shared/app"
 	"ordersaga/shared/config"
 	"ordersaga/shared/outbox"
 	"ordersaga/shared/store"
@@ -251,7 +252,7 @@ func TestCrashInsideTransactionLeavesNothing(t *testing.T) {
 	for _, panicking := range []bool{false, true} {
 		t.Run(fmt.Sprintf("panic=%v", panicking), func(t *testing.T) {
 			env := newTestEnv(t)
-			base, err := New(context.Background(), env.app.Config, Options{Store: failingStore{Store: env.app.Store, panicking: panicking}, Queue: env.app.Queue})
+			base, err := app.New(context.Background(), env.app.Config, app.Use(app.Ports{Store: failingStore{Store: env.ports.Store, panicking: panicking}, Queue: env.ports.Queue}), app.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -279,8 +280,8 @@ func TestCrashInsideTransactionLeavesNothing(t *testing.T) {
 }
 
 func TestServerErrorsAreNotStored(t *testing.T) {
-	env := newTestEnv(t, func(c *config.Config, o *Options) {})
-	broken, err := New(context.Background(), env.app.Config, Options{Store: failingStore{Store: env.app.Store}, Queue: env.app.Queue})
+	env := newTestEnv(t, func(c *config.Config, o *app.Options) {})
+	broken, err := app.New(context.Background(), env.app.Config, app.Use(app.Ports{Store: failingStore{Store: env.ports.Store}, Queue: env.ports.Queue}), app.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

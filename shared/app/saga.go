@@ -10,33 +10,50 @@ import (
 	"ordersaga/shared/payments"
 	"ordersaga/shared/paymentsim"
 	"ordersaga/shared/redrive"
+	"ordersaga/shared/relay"
 	"ordersaga/shared/resilience"
 	"ordersaga/shared/stock"
 )
 
+// wireRelay builds the outbox relay (also the dispatcher of every use case
+// that writes outbox rows).
+func (a *App) wireRelay(cfg config.Config, owner string) {
+	a.Relay = &relay.Relay{
+		Store: a.store, Queue: a.queue, Owner: owner,
+		URLs: map[string]string{
+			outbox.DestSagaCommands: cfg.QueueURLs.SagaCommands,
+			outbox.DestOrderEvents:  cfg.QueueURLs.OrderEvents,
+		},
+		Shards: cfg.Relay.Shards, BatchSize: cfg.Relay.BatchSize, MaxAttempts: cfg.Relay.MaxAttempts, Lease: cfg.Relay.Lease,
+		Backoff: resilience.Backoff{Base: cfg.Relay.BackoffBase, Cap: cfg.Relay.BackoffCap},
+		Now:     a.Now, NewID: a.NewID, Log: a.Log,
+	}
+	a.hooks.relayHooks(a.Relay)
+}
+
 // wireSaga builds the participants, the advancer and the recovery job.
 func (a *App) wireSaga(cfg config.Config, owner string) {
-	a.Stock = &stock.Service{Store: a.Store, Now: a.Now, NewID: a.NewID}
+	a.Stock = &stock.Service{Store: a.store, Now: a.Now, NewID: a.NewID}
 	var provider payments.Provider
 	if cfg.Payment.ProviderURL != "" {
 		provider = &payments.HTTPProvider{BaseURL: cfg.Payment.ProviderURL, Client: &http.Client{}, Now: a.Now}
 	} else {
 		// No external provider configured: the built-in simulated provider
 		// (local runs and demos), behind the same resilience policy.
-		a.PaymentSim = paymentsim.New(paymentsim.Config{
+		a.sim = paymentsim.New(paymentsim.Config{
 			DeclineAbove: cfg.Payment.DeclineAbove, FailureRate: cfg.Payment.FailureRate, Latency: cfg.Payment.Latency,
 		})
-		provider = a.PaymentSim
+		provider = a.sim
 	}
-	a.PaymentPolicy = payments.NewPolicy(payments.PolicyConfig{
+	policy := payments.NewPolicy(payments.PolicyConfig{
 		Name: "payment", MaxConcurrent: cfg.Payment.MaxConcurrent, AttemptTimeout: cfg.Payment.Timeout,
 		Breaker: resilience.BreakerConfig{FailureThreshold: cfg.Payment.BreakerThreshold, OpenTimeout: cfg.Payment.BreakerOpenFor,
 			OnStateChange: a.hooks.breakerChanged, OnInit: a.hooks.breakerInit, Log: a.Log},
 		OnAttempt: a.hooks.retryAttempt, OnReject: a.hooks.bulkheadRejected,
 	})
-	a.Payments = &payments.Service{Store: a.Store, Provider: payments.NewGuardedProvider(provider, a.PaymentPolicy), Now: a.Now}
+	a.Payments = &payments.Service{Store: a.store, Provider: payments.NewGuardedProvider(provider, policy), Now: a.Now}
 	a.Advancer = &orchestrator.Advancer{
-		Store: a.Store, Inventory: a.Stock, Payments: a.Payments, Dispatcher: a.Relay,
+		Store: a.store, Inventory: a.Stock, Payments: a.Payments, Dispatcher: a.Relay,
 		Now: a.Now, NewID: a.NewID,
 		Backoff: resilience.Backoff{Base: cfg.Saga.BackoffBase, Cap: cfg.Saga.BackoffCap},
 		Lease:   cfg.Saga.Lease, InboxTTL: cfg.Saga.InboxTTL, Shards: cfg.Relay.Shards, Owner: owner, Log: a.Log,
@@ -48,7 +65,7 @@ func (a *App) wireSaga(cfg config.Config, owner string) {
 		wait = time.Second // YMQ short polls may miss messages
 	}
 	a.Redrive = &redrive.Service{
-		Store: a.Store, Queue: a.Queue,
+		Store: a.store, Queue: a.queue,
 		QueueURLs: map[string]string{
 			outbox.DestSagaCommands: cfg.QueueURLs.SagaCommands, "saga-commands-dlq": cfg.QueueURLs.SagaCommandsDLQ,
 			outbox.DestOrderEvents: cfg.QueueURLs.OrderEvents,
@@ -59,8 +76,13 @@ func (a *App) wireSaga(cfg config.Config, owner string) {
 		OnIngested: a.hooks.ingested,
 	}
 	a.Recovery = &orchestrator.Recovery{
-		Store: a.Store, Now: a.Now, NewID: a.NewID, StuckAfter: cfg.Recovery.StuckAfter, BatchSize: cfg.Recovery.BatchSize,
+		Store: a.store, Now: a.Now, NewID: a.NewID, StuckAfter: cfg.Recovery.StuckAfter, BatchSize: cfg.Recovery.BatchSize,
 		MaxRedrives: cfg.Recovery.MaxRedrives, LoopLimit: cfg.Redrive.LoopLimit,
 		Dispatcher: a.Relay, Shards: cfg.Relay.Shards, Owner: owner, Log: a.Log,
 	}
 }
+
+// PaymentSimulator returns the built-in payment provider when no external
+// one is configured (PAYMENT_PROVIDER_URL empty), else nil. The local runner
+// uses it to change the simulated failure rate at run time (/_faults).
+func (a *App) PaymentSimulator() *paymentsim.Sim { return a.sim }

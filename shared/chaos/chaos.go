@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"ordersaga/shared/app"
+	"ordersaga/shared/store"
 )
 
 // Options configure Run. The zero value runs 100 orders with seed 0.
@@ -52,7 +53,7 @@ type Options struct {
 	Tamper func(a *app.App)
 	// AfterDrain, if set, is called after the drain and before the checks
 	// (tests use it to damage the final state).
-	AfterDrain func(ctx context.Context, a *app.App) error
+	AfterDrain func(ctx context.Context, a *app.App, st store.Store) error
 
 	// The modes below find the class of bug of issue 13. Each is off in the
 	// zero value (the sequential, deterministic run above); any of them turns
@@ -212,7 +213,7 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 		return Report{}, err
 	}
 	if opts.AfterDrain != nil {
-		if err := opts.AfterDrain(ctx, w.app); err != nil {
+		if err := opts.AfterDrain(ctx, w.app, w.fstore); err != nil {
 			return Report{}, fmt.Errorf("chaos: after-drain hook: %w", err)
 		}
 	}

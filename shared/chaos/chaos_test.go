@@ -83,7 +83,7 @@ func TestCheckerCatchesBrokenProduct(t *testing.T) {
 		name       string
 		faults     func(*Faults)
 		tamper     func(*app.App)
-		afterDrain func(context.Context, *app.App) error
+		afterDrain func(context.Context, *app.App, store.Store) error
 		want       string // in some violation
 	}{{
 		name:   "stock reserved twice",
@@ -109,8 +109,8 @@ func TestCheckerCatchesBrokenProduct(t *testing.T) {
 		want: "which no client sent",
 	}, {
 		name: "outbox row lost",
-		afterDrain: func(ctx context.Context, a *app.App) error {
-			return a.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		afterDrain: func(ctx context.Context, a *app.App, st store.Store) error {
+			return st.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 				n, err := tx.DeletePublishedOutbox(ctx, time.Now().AddDate(10, 0, 0), 1)
 				if err == nil && n != 1 {
 					err = fmt.Errorf("deleted %d rows", n)
@@ -121,8 +121,8 @@ func TestCheckerCatchesBrokenProduct(t *testing.T) {
 		want: "no transaction committed that event",
 	}, {
 		name: "order status diverges from its saga",
-		afterDrain: func(ctx context.Context, a *app.App) error {
-			return a.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		afterDrain: func(ctx context.Context, a *app.App, st store.Store) error {
+			return st.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 				l, err := tx.ListSagasByState(ctx, saga.StateCompensated, time.Time{}, 1)
 				if err != nil || len(l) == 0 {
 					return fmt.Errorf("no compensated saga: %v", err)

@@ -70,8 +70,8 @@ func (w *world) deploy(ctx context.Context, cfg config.Config) error {
 			}
 			name := fmt.Sprintf("%s-%d.%d", r, i, gen)
 			now := w.skewed(skew)
-			a, err := app.New(ctx, cfg, app.Options{Now: now, NewID: w.newID, Log: w.logger, Owner: name,
-				Store: w.fstore, Queue: w.fqueue})
+			a, err := app.New(ctx, cfg, app.Use(app.Ports{Store: w.fstore, Queue: w.fqueue}),
+				app.Options{Now: now, NewID: w.newID, Log: w.logger, Owner: name})
 			if err != nil {
 				return fmt.Errorf("chaos: build instance %s: %w", name, err)
 			}

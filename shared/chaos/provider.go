@@ -102,7 +102,6 @@ func (w *world) wirePayments(a *app.App, now func() time.Time, n uint64) {
 			}
 		},
 	})
-	a.PaymentSim, a.PaymentPolicy = w.sim, policy
 	a.Payments.Provider = payments.NewGuardedProvider(
 		&truthProvider{sim: w.sim, in: w.in, f: &w.faults, faults: w.faultsN, fx: w.fx}, policy)
 }

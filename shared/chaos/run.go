@@ -181,7 +181,7 @@ func (w *world) leftover(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("chaos: read backlog: %w", err)
 	}
-	visible, inFlight, err := w.app.Queue.Depth(ctx, w.cmdURL)
+	visible, inFlight, err := w.fqueue.Depth(ctx, w.cmdURL)
 	if err != nil {
 		return "", fmt.Errorf("chaos: queue depth: %w", err)
 	}

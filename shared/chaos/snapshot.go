@@ -143,7 +143,7 @@ func (w *world) snapshot(ctx context.Context) (*snapshot, error) {
 	if s.inEvents, s.eventsSeq, err = w.drainQueue(ctx, w.eventsURL); err != nil {
 		return nil, err
 	}
-	visible, inFlight, err := w.app.Queue.Depth(ctx, w.cmdURL)
+	visible, inFlight, err := w.fqueue.Depth(ctx, w.cmdURL)
 	if err != nil {
 		return nil, fmt.Errorf("chaos: queue depth: %w", err)
 	}
@@ -157,7 +157,7 @@ func (w *world) snapshot(ctx context.Context) (*snapshot, error) {
 func (w *world) drainQueue(ctx context.Context, url string) (seen map[string]int, seq []string, err error) {
 	seen = map[string]int{}
 	for {
-		msgs, err := w.app.Queue.Receive(ctx, url, queue.ReceiveOptions{Max: queue.MaxBatch, VisibilityTimeout: queue.MaxVisibilityTimeout})
+		msgs, err := w.fqueue.Receive(ctx, url, queue.ReceiveOptions{Max: queue.MaxBatch, VisibilityTimeout: queue.MaxVisibilityTimeout})
 		if err != nil {
 			return nil, nil, fmt.Errorf("chaos: read %s: %w", url, err)
 		}
@@ -168,7 +168,7 @@ func (w *world) drainQueue(ctx context.Context, url string) (seen map[string]int
 			id := eventID(m.Attributes, m.MessageID)
 			seen[id]++
 			seq = append(seq, id)
-			if err := w.app.Queue.Delete(ctx, url, m.ReceiptHandle); err != nil {
+			if err := w.fqueue.Delete(ctx, url, m.ReceiptHandle); err != nil {
 				return nil, nil, fmt.Errorf("chaos: delete from %s: %w", url, err)
 			}
 		}

@@ -27,7 +27,7 @@ func (w *world) pump(ctx context.Context, a *app.App, maxBatches int) int {
 	var batches [][]queue.Message
 	n := 0
 	for len(batches) < maxBatches && ctx.Err() == nil {
-		msgs, err := a.Queue.Receive(ctx, w.cmdURL, queue.ReceiveOptions{Max: w.batch, VisibilityTimeout: w.visibility})
+		msgs, err := w.fqueue.Receive(ctx, w.cmdURL, queue.ReceiveOptions{Max: w.batch, VisibilityTimeout: w.visibility})
 		if err != nil || len(msgs) == 0 {
 			break // a failed receive was counted by the queue decorator; the next tick tries again
 		}
@@ -110,7 +110,7 @@ func (w *world) deliver(ctx context.Context, a *app.App, msgs []queue.Message) {
 		return // the batch comes back after the visibility timeout
 	}
 	for _, m := range msgs {
-		_ = a.Queue.Delete(ctx, w.cmdURL, m.ReceiptHandle) // a failure means one more delivery
+		_ = w.fqueue.Delete(ctx, w.cmdURL, m.ReceiptHandle) // a failure means one more delivery
 	}
 }
 

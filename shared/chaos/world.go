@@ -162,8 +162,8 @@ func (w *world) build(ctx context.Context, path string) error {
 	w.fstore = &faultyStore{inner: w.sqlite, in: w.in, f: &w.faults, faults: w.faultsN}
 	w.fqueue = &faultyQueue{inner: q, in: w.in, f: &w.faults, faults: w.faultsN}
 	w.newID = counter("id")
-	w.app, err = app.New(ctx, cfg, app.Options{Now: w.clock.Now, NewID: w.newID, Log: w.logger, Owner: "chaos",
-		Store: w.fstore, Queue: w.fqueue})
+	w.app, err = app.New(ctx, cfg, app.Use(app.Ports{Store: w.fstore, Queue: w.fqueue}),
+		app.Options{Now: w.clock.Now, NewID: w.newID, Log: w.logger, Owner: "chaos"})
 	if err != nil {
 		return fmt.Errorf("chaos: build app: %w", err)
 	}

@@ -15,6 +15,7 @@ import (
 	"ordersaga/shared/app"
 	"ordersaga/shared/apperr"
 	"ordersaga/shared/config"
+	"ordersaga/shared/localwiring"
 	"ordersaga/shared/queue"
 	"ordersaga/shared/saga"
 	"ordersaga/shared/triggers"
@@ -25,12 +26,19 @@ import (
 // the API behind a real HTTP server, the embedded queue, and the function
 // bodies invoked with the exact envelopes the triggers send.
 type suite struct {
-	t   *testing.T
-	app *app.App
-	srv *httptest.Server
+	t     *testing.T
+	app   *app.App
+	ports app.Ports // the local adapters: the trigger emulation uses the queue
+	srv   *httptest.Server
 }
 
 func newSuite(t *testing.T, mutate func(*config.Config)) *suite {
+	t.Helper()
+	return newSuiteWith(t, mutate, nil)
+}
+
+// newSuiteWith is newSuite whose ports pass through decorate first.
+func newSuiteWith(t *testing.T, mutate func(*config.Config), decorate func(*app.Ports)) *suite {
 	t.Helper()
 	cfg := config.Default()
 	cfg.SQLitePath = filepath.Join(t.TempDir(), "e2e.db")
@@ -40,10 +48,20 @@ func newSuite(t *testing.T, mutate func(*config.Config)) *suite {
 	if mutate != nil {
 		mutate(&cfg)
 	}
-	a, err := app.New(context.Background(), cfg, app.Options{})
+	s := &suite{t: t}
+	open := func(ctx context.Context, cfg config.Config, env app.Env) (app.Ports, error) {
+		p, err := localwiring.Open(ctx, cfg, env)
+		if err == nil && decorate != nil {
+			decorate(&p)
+		}
+		s.ports = p
+		return p, err
+	}
+	a, err := app.New(context.Background(), cfg, open, app.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	s.app = a
 	tf, err := triggers.Load("../../triggers/triggers.yaml")
 	if err != nil {
 		t.Fatal(err)
@@ -54,7 +72,7 @@ func newSuite(t *testing.T, mutate func(*config.Config)) *suite {
 	if err := a.Stock.Seed(context.Background(), map[string]int64{"sku-1": 100, "sku-out": 0}); err != nil {
 		t.Fatal(err)
 	}
-	s := &suite{t: t, app: a, srv: newServer(a)}
+	s.srv = newServer(a, s.ports)
 	t.Cleanup(func() { s.srv.Close(); _ = a.Close() })
 	return s
 }
@@ -101,7 +119,7 @@ func (s *suite) pump() {
 	ctx := context.Background()
 	url := s.app.Config.QueueURLs.SagaCommands
 	for i := 0; i < 1000; i++ {
-		msgs, err := s.app.Queue.Receive(ctx, url, queue.ReceiveOptions{Max: 10, VisibilityTimeout: time.Minute})
+		msgs, err := s.ports.Queue.Receive(ctx, url, queue.ReceiveOptions{Max: 10, VisibilityTimeout: time.Minute})
 		if err != nil {
 			s.t.Fatal(err)
 		}
@@ -120,7 +138,7 @@ func (s *suite) pump() {
 			s.t.Fatalf("sagaadvancer: %v", err)
 		}
 		for _, m := range msgs {
-			if err := s.app.Queue.Delete(ctx, url, m.ReceiptHandle); err != nil {
+			if err := s.ports.Queue.Delete(ctx, url, m.ReceiptHandle); err != nil {
 				s.t.Fatal(err)
 			}
 		}
@@ -238,10 +256,10 @@ func grep(b []byte, words string) string {
 	return strings.Join(out, "\n")
 }
 
-func newServer(a *app.App) *httptest.Server {
+func newServer(a *app.App, p app.Ports) *httptest.Server {
 	mux := http.NewServeMux()
-	if a.MetricsHandler != nil {
-		mux.Handle("/metrics", a.MetricsHandler)
+	if p.MetricsHandler != nil {
+		mux.Handle("/metrics", p.MetricsHandler)
 	}
 	mux.Handle("/", a.HTTP)
 	return httptest.NewServer(mux)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"ordersaga/shared/app"
 	"ordersaga/shared/metrics"
 	"ordersaga/shared/yc"
 )
@@ -23,9 +24,8 @@ func (f *flushCounter) Flush(ctx context.Context) error { f.flushes++; return f.
 // Every function pushes its metrics once per invocation (in the cloud that
 // is the only moment Yandex Monitoring gets them), whether it succeeded or not.
 func TestEveryFunctionFlushesItsMetrics(t *testing.T) {
-	s := newSuite(t, nil)
-	fc := &flushCounter{Recorder: s.app.Metrics}
-	s.app.Metrics = fc
+	fc := &flushCounter{}
+	s := newSuiteWith(t, nil, func(p *app.Ports) { fc.Recorder = p.Metrics; p.Metrics = fc })
 	httpEvent, _ := json.Marshal(map[string]any{"httpMethod": "GET", "path": "/orders/none", "headers": map[string]string{"Authorization": "Bearer dev-user"}})
 	queueEvent, _ := yc.EncodeQueue("yrn:yc:ymq:ru-central1:t:saga-commands", []yc.QueueMessage{{MessageID: "m", Body: `{"saga_id":"nope"}`}})
 	events := map[string][]byte{

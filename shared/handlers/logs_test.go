@@ -5,13 +5,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"log/slog"
 	"path/filepath"
 	"sync"
 	"testing"
 
 	"ordersaga/shared/app"
 	"ordersaga/shared/config"
+	"ordersaga/shared/localwiring"
 	"ordersaga/shared/triggers"
 )
 
@@ -46,8 +46,15 @@ func TestLogsCarryTheCorrelationChainAtEveryStage(t *testing.T) {
 	cfg := config.Default()
 	cfg.SQLitePath = filepath.Join(t.TempDir(), "logs.db")
 	cfg.QueueSQLite = cfg.SQLitePath
-	log := slog.New(slog.NewJSONHandler(sink, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	a, err := app.New(context.Background(), cfg, app.Options{Log: log})
+	log := app.NewLogger(sink, "info") // the production logger
+
+	var ports app.Ports
+	open := func(ctx context.Context, cfg config.Config, env app.Env) (app.Ports, error) {
+		var err error
+		ports, err = localwiring.Open(ctx, cfg, env)
+		return ports, err
+	}
+	a, err := app.New(context.Background(), cfg, open, app.Options{Log: log})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,16 +63,41 @@ func TestLogsCarryTheCorrelationChainAtEveryStage(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = a.Stock.Seed(context.Background(), map[string]int64{"sku-1": 10})
-	s := &suite{t: t, app: a}
-	s.srv = newServer(a)
+	s := &suite{t: t, app: a, ports: ports}
+	s.srv = newServer(a, ports)
 	t.Cleanup(func() { s.srv.Close(); _ = a.Close() })
 
-	o := s.post("chain-key", `{"customer_id":"c-1","currency":"RUB","items":[{"sku":"sku-1","quantity":1,"unit_price_minor":100}]}`)
+	const body = `{"customer_id":"c-1","currency":"RUB","items":[{"sku":"sku-1","quantity":1,"unit_price_minor":100}]}`
+	o := s.post("chain-key", body)
 	s.pump()
 	orderID := o["id"].(string)
+	all := sink.lines(t)
+	// A replay knows no saga id and, locally, no request id: its line
+	// leaves them out rather than logging them empty.
+	s.post("chain-key", body)
+	replay := sink.lines(t)[len(all):]
+	replayed := 0
+	for _, l := range replay {
+		if l["msg"] == "order accepted" && l["replayed"] == true {
+			replayed++
+			if l["order_id"] != orderID || l["idempotency_key"] != "chain-key" {
+				t.Errorf("replay line lacks its correlation: %v", l)
+			}
+		}
+	}
+	if replayed != 1 {
+		t.Errorf("replay lines = %d, want 1: %v", replayed, replay)
+	}
+	for _, l := range append(all, replay...) {
+		for k, v := range l {
+			if v == "" {
+				t.Errorf("%q logs an empty %s: %v", l["msg"], k, l)
+			}
+		}
+	}
 	var sagaID string
 	stages := map[string]int{}
-	for _, l := range sink.lines(t) {
+	for _, l := range all {
 		if l["order_id"] != orderID {
 			continue
 		}

@@ -24,7 +24,7 @@ func (s *suite) pumpFailing() int {
 	url := s.app.Config.QueueURLs.SagaCommands
 	failed := 0
 	for i := 0; i < 50; i++ {
-		msgs, err := s.app.Queue.Receive(ctx, url, queue.ReceiveOptions{Max: 10, VisibilityTimeout: time.Minute})
+		msgs, err := s.ports.Queue.Receive(ctx, url, queue.ReceiveOptions{Max: 10, VisibilityTimeout: time.Minute})
 		if err != nil {
 			s.t.Fatal(err)
 		}
@@ -38,14 +38,14 @@ func (s *suite) pumpFailing() int {
 		raw, _ := yc.EncodeQueue("yrn:yc:ymq:ru-central1:test:saga-commands", env)
 		if _, err := Registry["sagaadvancer"](ctx, s.app, raw); err == nil {
 			for _, m := range msgs {
-				_ = s.app.Queue.Delete(ctx, url, m.ReceiptHandle)
+				_ = s.ports.Queue.Delete(ctx, url, m.ReceiptHandle)
 			}
 			continue
 		}
 		failed++
 		time.Sleep(2 * s.app.Config.Saga.Lease) // the visibility timeout outlasts the lease
 		for _, m := range msgs {
-			_ = s.app.Queue.ChangeVisibility(ctx, url, m.ReceiptHandle, 0)
+			_ = s.ports.Queue.ChangeVisibility(ctx, url, m.ReceiptHandle, 0)
 		}
 	}
 	return failed

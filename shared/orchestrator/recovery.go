@@ -67,7 +67,9 @@ type Report struct {
 }
 
 // Run performs one recovery pass. It returns the report and the joined
-// errors of the items that failed (the rest still ran).
+// errors of the items that failed (the rest still ran). It logs no summary:
+// the caller (App.Recover) logs one for every job of the run, at debug when
+// the run found nothing to do.
 func (r *Recovery) Run(ctx context.Context) (Report, error) {
 	var rep Report
 	var errs []error
@@ -83,9 +85,6 @@ func (r *Recovery) Run(ctx context.Context) (Report, error) {
 	note(r.releaseKeys(ctx, &rep))
 	note(r.deleteInbox(ctx, &rep))
 	note(r.reconcile(ctx, &rep, note))
-	r.log().Info("saga recovery", "due_sagas", rep.DueSagas, "redriven", rep.Redriven, "gave_up", rep.GaveUp,
-		"keys_released", rep.KeysReleased, "inbox_deleted", rep.InboxDeleted,
-		"reconcile_checked", rep.ReconcileChecked, "reconciled", rep.Reconciled, "errors", rep.Errors)
 	return rep, errors.Join(errs...)
 }
 

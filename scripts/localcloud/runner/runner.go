@@ -1,4 +1,4 @@
-package main
+package runner
 
 import (
 	"context"
@@ -23,9 +23,12 @@ import (
 const maxInvokeBytes = 3_500_000
 
 type runner struct {
-	app  *app.App
-	log  *slog.Logger
-	file triggers.File
+	app            *app.App
+	queue          queue.Queue  // the trigger emulation receives and deletes like the platform
+	metricsHandler http.Handler // the Prometheus exposition (nil with ORDERSAGA_METRICS=none)
+	log            *slog.Logger
+	file           triggers.File
+	functions      map[string]handlers.Func // the function bodies by name (handlers.Registry, faults applied)
 }
 
 // routes serves /_invoke/{function}, /metrics and, for everything else, the
@@ -66,7 +69,7 @@ func (rt *runner) invokeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name := strings.Trim(strings.TrimPrefix(r.URL.Path, "/_invoke/"), "/")
-	fn, ok := handlers.Registry[name]
+	fn, ok := rt.functions[name]
 	if !ok {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusNotFound)
@@ -126,12 +129,13 @@ func writeInvokeError(w http.ResponseWriter, err error) {
 func (rt *runner) start(ctx context.Context) <-chan struct{} {
 	var wg sync.WaitGroup
 	for _, t := range rt.file.Timers {
-		fn, ok := handlers.Registry[t.Function]
+		fn, ok := rt.functions[t.Function]
 		if !ok {
 			rt.log.Warn("timer names a function this build does not have", "timer", t.Name, "function", t.Function)
 			continue
 		}
 		period, _ := t.Period()
+		rt.log.Info("timer started", "timer", t.Name, "function", t.Function, "every", period.String())
 		wg.Add(1)
 		go func(t triggers.Timer, fn handlers.Func, period time.Duration) {
 			defer wg.Done()
@@ -139,11 +143,12 @@ func (rt *runner) start(ctx context.Context) <-chan struct{} {
 		}(t, fn, period)
 	}
 	for _, qt := range rt.file.QueueTriggers {
-		fn, ok := handlers.Registry[qt.Function]
+		fn, ok := rt.functions[qt.Function]
 		if !ok {
 			rt.log.Warn("queue trigger names a function this build does not have", "trigger", qt.Name, "function", qt.Function)
 			continue
 		}
+		rt.log.Info("queue trigger started", "trigger", qt.Name, "queue", qt.Queue, "function", qt.Function, "batch_size", qt.BatchSize)
 		wg.Add(1)
 		go func(qt triggers.QueueTrigger, fn handlers.Func) {
 			defer wg.Done()
@@ -182,7 +187,7 @@ func (rt *runner) queueLoop(ctx context.Context, qt triggers.QueueTrigger, fn ha
 	url := rt.queueURL(qt.Queue)
 	vis := time.Duration(qt.VisibilityTimeoutSeconds) * time.Second
 	for ctx.Err() == nil {
-		msgs, err := rt.app.Queue.Receive(ctx, url, queue.ReceiveOptions{Max: qt.BatchSize, Wait: time.Second, VisibilityTimeout: vis})
+		msgs, err := rt.queue.Receive(ctx, url, queue.ReceiveOptions{Max: qt.BatchSize, Wait: time.Second, VisibilityTimeout: vis})
 		if err != nil {
 			if ctx.Err() == nil {
 				rt.log.Warn("queue receive failed", "queue", qt.Queue, "error", err)
@@ -207,7 +212,7 @@ func (rt *runner) queueLoop(ctx context.Context, qt triggers.QueueTrigger, fn ha
 			continue
 		}
 		for _, m := range msgs {
-			if err := rt.app.Queue.Delete(ctx, url, m.ReceiptHandle); err != nil && ctx.Err() == nil {
+			if err := rt.queue.Delete(ctx, url, m.ReceiptHandle); err != nil && ctx.Err() == nil {
 				rt.log.Warn("queue delete failed", "queue", qt.Queue, "message_id", m.MessageID, "error", err)
 			}
 		}
@@ -257,11 +262,11 @@ func itoa(n int64) string {
 // metrics serves the Prometheus exposition (ORDERSAGA_METRICS=prometheus,
 // the local runner's default).
 func (rt *runner) metrics(w http.ResponseWriter, r *http.Request) {
-	if rt.app.MetricsHandler == nil {
+	if rt.metricsHandler == nil {
 		http.Error(w, "metrics are disabled: set ORDERSAGA_METRICS=prometheus", http.StatusNotFound)
 		return
 	}
-	rt.app.MetricsHandler.ServeHTTP(w, r)
+	rt.metricsHandler.ServeHTTP(w, r)
 }
 
 // DemoStock is the demo data the local runner seeds (see README): five SKUs

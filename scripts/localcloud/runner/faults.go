@@ -1,9 +1,9 @@
-package main
+package runner
 
 // Local-only fault settings, so that every kind of dead letter can be made on
 // a laptop (README, "A ten-minute tour"; docs/local-runner.md). They live in
-// package main of the local runner and nowhere else: no cloud function reads
-// these variables or serves /_faults.
+// the local runner and nowhere else: no cloud function reads these variables
+// or serves /_faults.
 //
 //	LOCAL_FAULT_PUBLISH_SKU=sku-4   the embedded queue refuses (transient error) every
 //	                                order-events message of an order that contains
@@ -43,6 +43,7 @@ import (
 
 	"ordersaga/shared/app"
 	"ordersaga/shared/apperr"
+	"ordersaga/shared/config"
 	"ordersaga/shared/handlers"
 	"ordersaga/shared/outbox"
 	"ordersaga/shared/paymentsim"
@@ -72,19 +73,19 @@ type faultState struct {
 
 // faults holds the local fault settings of one runner.
 type faults struct {
-	store store.Store
-	sim   *paymentsim.Sim // nil with an external payment provider
+	store store.Store     // set by decorate
+	sim   *paymentsim.Sim // set by attach; nil with an external payment provider
+	url   string          // the order-events queue
 
 	mu                      sync.Mutex
 	publishSKU, advancerSKU string
 }
 
-// installFaults reads the local fault settings and wires them into the
-// runner: the relay's queue (publish fault), the sagaadvancer function
-// (advancer fault) and the queue triggers' visibility timeout. Call it
-// after app.New and before the runner starts its loops.
-func installFaults(a *app.App, tf *triggers.File, getenv func(string) string) (*faults, error) {
-	f := &faults{store: a.Store, sim: a.PaymentSim}
+// newFaults reads the local fault settings and applies the visibility
+// override to the queue triggers of tf. A bad setting is an error naming
+// the variable, and changes nothing.
+func newFaults(cfg config.Config, tf *triggers.File, getenv func(string) string) (*faults, error) {
+	f := &faults{url: cfg.QueueURLs.OrderEvents}
 	var errs []error
 	for _, s := range []struct {
 		name string
@@ -96,27 +97,44 @@ func installFaults(a *app.App, tf *triggers.File, getenv func(string) string) (*
 		}
 		*s.dst = v
 	}
+	vis := 0
 	if v := strings.TrimSpace(getenv(envVisibility)); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d < time.Second || d > queue.MaxVisibilityTimeout || d%time.Second != 0 {
 			errs = append(errs, fmt.Errorf("%s must be whole seconds between 1s and 12h, such as 2s (got %q)", envVisibility, v))
 		} else {
-			for i := range tf.QueueTriggers {
-				tf.QueueTriggers[i].VisibilityTimeoutSeconds = int(d / time.Second)
-			}
+			vis = int(d / time.Second)
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	a.Relay.Queue = &faultQueue{Queue: a.Relay.Queue, f: f, url: a.Config.QueueURLs.OrderEvents}
-	if fn, ok := handlers.Registry["sagaadvancer"]; ok {
-		handlers.Registry["sagaadvancer"] = f.advancer(fn)
-	}
-	if f.publishSKU != "" || f.advancerSKU != "" {
-		a.Log.Warn("local faults are on", "publish_sku", f.publishSKU, "advancer_sku", f.advancerSKU)
+	if vis > 0 {
+		for i := range tf.QueueTriggers {
+			tf.QueueTriggers[i].VisibilityTimeoutSeconds = vis
+		}
 	}
 	return f, nil
+}
+
+// decorate wraps the opened ports: sends to order-events go through the
+// publish fault, and the store answers the faults' order look-ups.
+func (f *faults) decorate(p app.Ports) app.Ports {
+	f.store = p.Store
+	p.Queue = &faultQueue{Queue: p.Queue, f: f, url: f.url}
+	return p
+}
+
+// attach gives the faults the App's built-in payment provider and wraps the
+// sagaadvancer function of fns with the advancer fault.
+func (f *faults) attach(a *app.App, fns map[string]handlers.Func) {
+	f.sim = a.PaymentSimulator()
+	if fn, ok := fns["sagaadvancer"]; ok {
+		fns["sagaadvancer"] = f.advancer(fn)
+	}
+	if pub, adv := f.skus(); pub != "" || adv != "" {
+		a.Log.Warn("local faults are on", "publish_sku", pub, "advancer_sku", adv)
+	}
 }
 
 func (f *faults) skus() (publish, advancer string) {

@@ -1,0 +1,36 @@
+package cloudwiring
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"ordersaga/shared/app"
+	"ordersaga/shared/config"
+)
+
+// A function started without its cloud configuration (the local defaults)
+// fails its cold start naming every setting it cannot serve, and dials
+// nothing.
+func TestRefusesLocalAdaptersNamingTheSettings(t *testing.T) {
+	_, err := Open(context.Background(), config.Default(), app.Env{})
+	if err == nil {
+		t.Fatal("the cloud build opened the local defaults")
+	}
+	for _, want := range []string{"ORDERSAGA_STORE=sqlite", "ORDERSAGA_QUEUE=sqlite", "docs/wiring.md"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %s", err, want)
+		}
+	}
+}
+
+func TestRefusesPrometheusBeforeDialling(t *testing.T) {
+	cfg := config.Default()
+	cfg.Store, cfg.YDB.ConnectionString, cfg.YDB.Auth = config.StoreYDB, "grpc://127.0.0.1:1/local", "anonymous"
+	cfg.Queue = config.QueueYMQ
+	cfg.Metrics = "prometheus"
+	_, err := Open(context.Background(), cfg, app.Env{})
+	if err == nil || !strings.Contains(err.Error(), "ORDERSAGA_METRICS=prometheus") {
+		t.Errorf("err = %v, want it to name ORDERSAGA_METRICS=prometheus", err)
+	}
+}
