@@ -187,7 +187,7 @@ func diskUsage(dir string) (int64, error) {
 // margin × limit) and the project's targets (failing only when strict).
 func (c coldBuild) check(margin float64, strict bool) (verdicts []string, err error) {
 	var errs []error
-	row := func(what string, got, limit, target float64, unit string, format func(float64) string) {
+	row := func(what string, got, limit, target float64, format func(float64) string) {
 		v := fmt.Sprintf("%-14s %10s   limit %s (fail above %s)   target < %s", what, format(got), format(limit), format(limit*margin), format(target))
 		switch {
 		case got > limit*margin:
@@ -205,9 +205,9 @@ func (c coldBuild) check(margin float64, strict bool) (verdicts []string, err er
 	}
 	secs := func(f float64) string { return fmt.Sprintf("%.0f s", f) }
 	mb := func(f float64) string { return fmt.Sprintf("%.0f MB", f/(1<<20)) }
-	row("build time", c.Wall.Seconds(), limitBuildTime.Seconds(), targetBuildTime.Seconds(), "s", secs)
-	row("largest proc", float64(c.MaxRSS), limitMemory, targetMaxRSS, "MB", mb)
-	row("modules", float64(c.ModBytes), limitTmpBytes, targetModBytes, "MB", mb)
-	row("mod+build cache", float64(c.ModBytes+c.GoCache), limitTmpBytes, limitTmpBytes, "MB", mb)
+	row("build time", c.Wall.Seconds(), limitBuildTime.Seconds(), targetBuildTime.Seconds(), secs)
+	row("largest proc", float64(c.MaxRSS), limitMemory, targetMaxRSS, mb)
+	row("modules", float64(c.ModBytes), limitTmpBytes, targetModBytes, mb)
+	row("mod+build cache", float64(c.ModBytes+c.GoCache), limitTmpBytes, limitTmpBytes, mb)
 	return verdicts, errors.Join(errs...)
 }
