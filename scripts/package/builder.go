@@ -208,6 +208,9 @@ func (c coldBuild) check(margin float64, strict bool) (verdicts []string, err er
 	row("build time", c.Wall.Seconds(), limitBuildTime.Seconds(), targetBuildTime.Seconds(), secs)
 	row("largest proc", float64(c.MaxRSS), limitMemory, targetMaxRSS, mb)
 	row("modules", float64(c.ModBytes), limitTmpBytes, targetModBytes, mb)
-	row("mod+build cache", float64(c.ModBytes+c.GoCache), limitTmpBytes, limitTmpBytes, mb)
+	// Whether the builder's build cache shares the 700 MB tmpfs is not
+	// documented: shown, never failed.
+	verdicts = append(verdicts, fmt.Sprintf("%-14s %10s   (informational: 700 MB if the build cache shares the builder's tmpfs, which is undocumented)",
+		"mod+build cache", mb(float64(c.ModBytes+c.GoCache))))
 	return verdicts, errors.Join(errs...)
 }
