@@ -15,11 +15,15 @@ resource "yandex_api_gateway" "api" {
     jwt_audience               = var.jwt_audience
   })
 
-  depends_on = [yandex_function_iam_member.gateway_invokes_orderapi]
+  depends_on = [
+    yandex_function_iam_member.gateway_invokes_orderapi,
+    yandex_ydb_database_iam_binding.functions_editor,
+  ]
 }
 
 resource "yandex_function_iam_member" "gateway_invokes_orderapi" {
   function_id = module.orderapi.function_id
   role        = "functions.functionInvoker"
   member      = "serviceAccount:${yandex_iam_service_account.gateway.id}"
+  sleep_after = var.iam_propagation_seconds
 }

@@ -13,15 +13,24 @@ resource "yandex_iam_service_account" "queue_admin" {
   description = "Terraform's Message Queue administrator for ${var.name_prefix} (static key used by yandex_message_queue only)."
 }
 
+# The queues are created with this grant right after it exists: sleep_after
+# gives IAM the time to propagate.
 resource "yandex_resourcemanager_folder_iam_member" "queue_admin" {
-  folder_id = var.folder_id
-  role      = "ymq.admin"
-  member    = "serviceAccount:${yandex_iam_service_account.queue_admin.id}"
+  folder_id   = var.folder_id
+  role        = "ymq.admin"
+  member      = "serviceAccount:${yandex_iam_service_account.queue_admin.id}"
+  sleep_after = var.iam_propagation_seconds
 }
 
+# create_before_destroy: on rotation (-replace) the queues switch to the new
+# key before the old one is deleted.
 resource "yandex_iam_service_account_static_access_key" "queue_admin" {
   service_account_id = yandex_iam_service_account.queue_admin.id
   description        = "Terraform manages the ${var.name_prefix} queues with this key."
+
+  lifecycle {
+    create_before_destroy = true
+  }
 }
 
 # --- API Gateway -------------------------------------------------------------
@@ -45,7 +54,8 @@ resource "yandex_iam_service_account" "triggers" {
 }
 
 resource "yandex_resourcemanager_folder_iam_member" "triggers_queue_reader" {
-  folder_id = var.folder_id
-  role      = var.trigger_queue_role
-  member    = "serviceAccount:${yandex_iam_service_account.triggers.id}"
+  folder_id   = var.folder_id
+  role        = var.trigger_queue_role
+  member      = "serviceAccount:${yandex_iam_service_account.triggers.id}"
+  sleep_after = var.iam_propagation_seconds
 }

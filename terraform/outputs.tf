@@ -12,13 +12,28 @@ output "function_ids" {
 
 output "function_service_accounts" {
   description = "Function folder name → its service account ID."
+  value       = local.function_service_accounts
+}
+
+output "function_versions" {
+  description = "Function folder name → ID of its $latest version (scripts/deploy.sh fails when one is empty)."
+  value       = local.function_versions
+}
+
+output "function_code_tags" {
+  description = "Function folder name → version tag naming the zip its $latest version must be built from."
   value = {
-    orderapi     = module.orderapi.service_account_id
-    outboxrelay  = module.outboxrelay.service_account_id
-    sagaadvancer = module.sagaadvancer.service_account_id
-    sagarecovery = module.sagarecovery.service_account_id
-    dlqredrive   = module.dlqredrive.service_account_id
+    orderapi     = module.orderapi.code_tag
+    outboxrelay  = module.outboxrelay.code_tag
+    sagaadvancer = module.sagaadvancer.code_tag
+    sagarecovery = module.sagarecovery.code_tag
+    dlqredrive   = module.dlqredrive.code_tag
   }
+}
+
+output "dashboard_id" {
+  description = "Yandex Monitoring dashboard of the stand (docs/deploy.md, Dashboard)."
+  value       = yandex_monitoring_dashboard.main.id
 }
 
 output "queue_urls" {

@@ -24,6 +24,7 @@ resource "yandex_function_iam_member" "triggers_invoke" {
   function_id = local.function_ids[each.key]
   role        = "functions.functionInvoker"
   member      = "serviceAccount:${yandex_iam_service_account.triggers.id}"
+  sleep_after = var.iam_propagation_seconds
 }
 
 resource "yandex_function_trigger" "timer" {
@@ -43,7 +44,12 @@ resource "yandex_function_trigger" "timer" {
     service_account_id = yandex_iam_service_account.triggers.id
   }
 
-  depends_on = [yandex_function_iam_member.triggers_invoke]
+  # Fires within a minute of creation: the invoker grant and the functions'
+  # database role must be usable by then.
+  depends_on = [
+    yandex_function_iam_member.triggers_invoke,
+    yandex_ydb_database_iam_binding.functions_editor,
+  ]
 }
 
 resource "yandex_function_trigger" "queue" {
@@ -77,5 +83,6 @@ resource "yandex_function_trigger" "queue" {
   depends_on = [
     yandex_function_iam_member.triggers_invoke,
     yandex_resourcemanager_folder_iam_member.triggers_queue_reader,
+    yandex_ydb_database_iam_binding.functions_editor,
   ]
 }

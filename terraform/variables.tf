@@ -19,7 +19,7 @@ variable "zone" {
 }
 
 variable "name_prefix" {
-  description = "Prefix of every resource name, so that several stands can share a folder."
+  description = "Prefix of every resource name. Give every stand its own folder as well: Message Queue roles are folder-wide, so stands sharing a folder can read each other's queues."
   type        = string
   default     = "ordersaga"
 
@@ -30,9 +30,20 @@ variable "name_prefix" {
 }
 
 variable "dist_dir" {
-  description = "Directory with the function zips built by `go run ./scripts/package` (relative to terraform/)."
+  description = "Directory with the function zips built by `go run ./scripts/package`: absolute, or relative to the root module terraform/ (resolved from path.root, not from the working directory)."
   type        = string
   default     = "../dist"
+}
+
+variable "iam_propagation_seconds" {
+  description = "Seconds every grant waits after its creation (sleep_after) before what uses it is created: IAM changes take a few seconds to reach every service."
+  type        = number
+  default     = 15
+
+  validation {
+    condition     = var.iam_propagation_seconds >= 0 && var.iam_propagation_seconds <= 300
+    error_message = "iam_propagation_seconds must be between 0 and 300."
+  }
 }
 
 variable "function_memory_mb" {

@@ -35,9 +35,22 @@
 // select other module versions than the repository's own build.
 //
 // -verify then unpacks every zip into a temporary directory and builds it as
-// the builder must (see verifyZip): GOTOOLCHAIN=local, -mod=mod, -tags ycf,
-// -buildmode=plugin; the build may not need a checksum the zip lacks, and the
-// plugin must export Handler.
+// the builder must (see verifyZip): -mod=mod, -tags ycf, -buildmode=plugin;
+// the build may not need a checksum the zip lacks, and the plugin must export
+// Handler. It then loads the plugin in a host process the way the runtime
+// does (scripts/package/pluginhost: plugin.Open, Handler's signature) and
+// calls it once with the platform's sample event and no cloud configured: it
+// must answer with its documented cold-start failure, never panic.
+//
+// -toolchain picks the go command of -verify: "local" (the machine's Go, the
+// default, fast enough for CI) or a release such as go1.23.9, the runtime's
+// (fetched through the module proxy once, like GOTOOLCHAIN=go1.23.9).
+// -cold (implies -toolchain go1.23.9 unless given) builds each zip from
+// empty module and build caches on one CPU and reports its build time,
+// largest process and module download size against the builder's limits
+// (5 min, 1 GB, 700 MB), failing past -margin of a limit; -strict also fails
+// on the project's targets (120 s, 500 MB, 300 MB). A cold build of one zip
+// takes minutes: it is opt-in and not part of scripts/test.sh.
 //
 // PACKAGE_KEEP_TMP=1 keeps each function's scratch module for inspection.
 package main
@@ -62,11 +75,15 @@ func main() {
 
 // options are the command-line flags.
 type options struct {
-	root   string
-	out    string
-	only   string
-	verify bool
-	maxGo  string
+	root      string
+	out       string
+	only      string
+	verify    bool
+	maxGo     string
+	toolchain string
+	cold      bool
+	margin    float64
+	strict    bool
 }
 
 func run(args []string, stdout io.Writer) error {
@@ -77,8 +94,24 @@ func run(args []string, stdout io.Writer) error {
 	fs.StringVar(&o.only, "only", "", "package only this function (a folder name under functions/)")
 	fs.BoolVar(&o.verify, "verify", false, "after packaging, build every zip as a plugin the way the builder does")
 	fs.StringVar(&o.maxGo, "max-go", "1.23.9", "newest Go version the runtime builder has")
+	fs.StringVar(&o.toolchain, "toolchain", "", "go command of -verify: local (default) or a release such as go1.23.9 (default with -cold)")
+	fs.BoolVar(&o.cold, "cold", false, "with -verify: build each zip from empty caches on one CPU and measure it against the builder's limits (minutes per zip)")
+	fs.Float64Var(&o.margin, "margin", 0.8, "with -cold: fail when a measurement exceeds this fraction of the builder's limit")
+	fs.BoolVar(&o.strict, "strict", false, "with -cold: also fail when a measurement misses the project's target")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if o.cold {
+		o.verify = true
+	}
+	if o.toolchain == "" {
+		o.toolchain = "local"
+		if o.cold {
+			o.toolchain = "go" + o.maxGo
+		}
+	}
+	if o.margin <= 0 || o.margin > 1 {
+		return fmt.Errorf("-margin %v: want a fraction in (0, 1]", o.margin)
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
@@ -122,16 +155,9 @@ func run(args []string, stdout io.Writer) error {
 		return err
 	}
 	if o.verify {
-		for _, r := range results {
-			fmt.Fprintf(os.Stderr, "package: %s: verifying (plugin build as the builder does)\n", r.Name)
-			if err := verifyZip(r.Path); err != nil {
-				errs = append(errs, fmt.Errorf("verify %s: %w", r.Name, err))
-				continue
-			}
-			fmt.Fprintf(stdout, "verified %s: builds with -buildmode=plugin -tags ycf -mod=mod, go.sum complete, exports Handler\n", r.Name)
-		}
+		return verifyAll(root, o, results, stdout)
 	}
-	return errors.Join(errs...)
+	return nil
 }
 
 // result is one row of the report.
@@ -172,4 +198,37 @@ func functionNames(root, only string) ([]string, error) {
 	}
 	sort.Strings(names)
 	return names, nil
+}
+
+// verifyAll runs the verifier over every packaged zip.
+func verifyAll(root string, o options, results []result, stdout io.Writer) error {
+	b, err := newBuilder(o.toolchain)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "package-host-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	fmt.Fprintf(os.Stderr, "package: building the plugin host with %s\n", b.Version)
+	host, err := buildHost(root, b, tmp)
+	if err != nil {
+		return fmt.Errorf("plugin host: %w", err)
+	}
+	v := verifier{Root: root, Builder: b, Host: host, Cold: o.cold, Margin: o.margin, Strict: o.strict, Log: os.Stderr}
+	var errs []error
+	for _, r := range results {
+		fmt.Fprintf(os.Stderr, "package: %s: verifying (plugin build as the builder does, with %s)\n", r.Name, b.Version)
+		lines, err := v.verifyZip(r.Name, r.Path)
+		for _, l := range lines {
+			fmt.Fprintln(stdout, l)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("verify %s: %w", r.Name, err))
+			continue
+		}
+		fmt.Fprintf(stdout, "verified %s: %s builds it with -buildmode=plugin -tags ycf -mod=mod, go.sum complete, exports Handler\n", r.Name, b.Version)
+	}
+	return errors.Join(errs...)
 }

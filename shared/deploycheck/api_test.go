@@ -65,7 +65,10 @@ var placeholder = regexp.MustCompile(`\$\{([^}]*)\}`)
 // checkSpec checks an OpenAPI document for API Gateway: every operation has
 // a cloud_functions integration (payload format 1.0, called with a service
 // account) whose function_id is a template variable naming a deployed
-// function; function authorizers too; every placeholder is provided.
+// function, and its own non-empty security requirement naming defined
+// security schemes (the API Gateway docs show authorizers only in
+// operation-level security, so a document-level default is not relied on);
+// function authorizers too; every placeholder is provided.
 func checkSpec(spec []byte, vars map[string]string) []string {
 	var problems []string
 	bad := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
@@ -105,6 +108,7 @@ func checkSpec(spec []byte, vars map[string]string) []string {
 			ops++
 			where := strings.ToUpper(method) + " " + path
 			op, _ := v.(map[string]any)
+			checkSecurity(where, op["security"], doc.Components.SecuritySchemes, bad)
 			integ, ok := op["x-yc-apigateway-integration"].(map[string]any)
 			if !ok {
 				bad("%s: no x-yc-apigateway-integration", where)
@@ -139,4 +143,25 @@ func isMethod(s string) bool {
 		return true
 	}
 	return false
+}
+
+// checkSecurity reports an operation whose security is missing, empty, or
+// names a scheme that components.securitySchemes does not define.
+func checkSecurity(where string, v any, schemes map[string]map[string]any, bad func(string, ...any)) {
+	reqs, _ := v.([]any)
+	if len(reqs) == 0 {
+		bad("%s: no operation-level security (the gateway would not check a JWT)", where)
+		return
+	}
+	for _, r := range reqs {
+		req, _ := r.(map[string]any)
+		if len(req) == 0 {
+			bad("%s: an empty security requirement lets anonymous callers in", where)
+		}
+		for name := range req {
+			if _, ok := schemes[name]; !ok {
+				bad("%s: security scheme %q is not in components.securitySchemes", where, name)
+			}
+		}
+	}
 }

@@ -155,16 +155,30 @@ module "orderapi" {
 func TestBrokenSpecIsFound(t *testing.T) {
 	spec := `
 x-yc-apigateway: {}
+security:
+  - fn: []
 paths:
   /a:
     get:
+      security:
+        - fn: []
       x-yc-apigateway-integration:
         type: cloud_functions
         function_id: ${orderapi_function_id}
         service_account_id: ${sa}
         payload_format_version: "0.1"
     post:
+      security:
+        - fn: []
       summary: no integration
+    delete:
+      security:
+        - {}
+      x-yc-apigateway-integration: { type: dummy }
+    patch:
+      security:
+        - other: []
+      x-yc-apigateway-integration: { type: dummy }
   /b:
     put:
       x-yc-apigateway-integration:
@@ -182,7 +196,9 @@ components:
 	wantProblems(t, checkSpec([]byte(spec), vars),
 		"${unknown_id} is not passed", `payload_format_version 0.1`, "POST /a: no x-yc-apigateway-integration",
 		"PUT /b: function_id ${jwt_issuer} does not map", "PUT /b: payload_format_version <nil>",
-		"PUT /b: no service_account_id", "securityScheme fn: function_id ${unknown_id} does not map")
+		"PUT /b: no service_account_id", "securityScheme fn: function_id ${unknown_id} does not map",
+		"PUT /b: no operation-level security", "DELETE /a: an empty security requirement",
+		`PATCH /a: security scheme "other" is not in`)
 	if p := checkSpec([]byte("paths: {}\nx: '%{ if }'\n"), nil); len(p) != 2 {
 		t.Errorf("template directive and empty spec: %q", p)
 	}

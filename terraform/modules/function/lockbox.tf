@@ -4,6 +4,9 @@
 # it through its secrets{} blocks (YMQ_ACCESS_KEY_ID, YMQ_SECRET_ACCESS_KEY).
 # Only the function's own service account may read the secret. Rotate with
 #   terraform apply -replace='module.<name>.yandex_iam_service_account_static_access_key.ymq'
+# create_before_destroy: the new key (a new Lockbox version) exists and the
+# function's new version points at it before the old key is deleted, so the
+# running version never holds a deleted key.
 resource "yandex_lockbox_secret" "ymq_key" {
   name        = "${local.full_name}-ymq-key"
   folder_id   = var.folder_id
@@ -19,10 +22,15 @@ resource "yandex_iam_service_account_static_access_key" "ymq" {
     entry_for_access_key = "access_key_id"
     entry_for_secret_key = "secret_access_key"
   }
+
+  lifecycle {
+    create_before_destroy = true
+  }
 }
 
 resource "yandex_lockbox_secret_iam_member" "ymq_key_reader" {
-  secret_id = yandex_lockbox_secret.ymq_key.id
-  role      = "lockbox.payloadViewer"
-  member    = "serviceAccount:${yandex_iam_service_account.this.id}"
+  secret_id   = yandex_lockbox_secret.ymq_key.id
+  role        = "lockbox.payloadViewer"
+  member      = "serviceAccount:${yandex_iam_service_account.this.id}"
+  sleep_after = var.iam_wait
 }

@@ -1,9 +1,21 @@
 # One ordersaga cloud function: the golang123 runtime, entry point
 # index.Handler, code from the zip that scripts/package built (a new version
 # whenever the zip's SHA-256 changes), environment, Lockbox secrets and logs.
+#
+# The provider turns a failed version build into a warning
+# (yandex/resource_yandex_function.go, resourceYandexFunctionDiagsFromCreateVersionError)
+# and never reads user_hash back, so neither `apply` nor the next `plan`
+# would notice. The version therefore carries a tag naming its code
+# (code_tag), which the provider does read back from the $latest version:
+# the postcondition fails the apply when $latest is not a version of this
+# zip — no version at all, or an older one because the new build failed —
+# and a version retagged by hand shows up in the next plan as a change.
 locals {
   full_name = "${var.name_prefix}-${var.name}"
   zip_path  = "${var.dist_dir}/${var.name}.zip"
+  zip_hash  = filesha256(local.zip_path)
+  # Version tags match [a-z][-_0-9a-z]*; 16 hex digits of SHA-256 name the zip.
+  code_tag = "code-${substr(local.zip_hash, 0, 16)}"
 }
 
 resource "yandex_function" "this" {
@@ -15,7 +27,8 @@ resource "yandex_function" "this" {
   memory             = var.memory_mb
   execution_timeout  = tostring(var.timeout_seconds)
   service_account_id = yandex_iam_service_account.this.id
-  user_hash          = filesha256(local.zip_path)
+  user_hash          = local.zip_hash
+  tags               = [local.code_tag]
   environment        = merge(var.environment, { ORDERSAGA_FUNCTION = var.name })
 
   content {
@@ -47,10 +60,17 @@ resource "yandex_function" "this" {
   }
 
   # The account must hold its roles before the first version is created
-  # (the version reads its Lockbox secret as this account).
+  # (the version reads its Lockbox secret as this account); each grant
+  # waits var.iam_wait after its creation (iam.tf).
   depends_on = [
     yandex_resourcemanager_folder_iam_member.role,
-    yandex_ydb_database_iam_member.editor,
     yandex_lockbox_secret_iam_member.ymq_key_reader,
   ]
+
+  lifecycle {
+    postcondition {
+      condition     = self.version != null && self.version != "" && contains(self.tags, local.code_tag)
+      error_message = "${local.full_name}: the $latest version is not built from ${local.zip_path} (tag ${local.code_tag}): the version build failed — see the warning above or the builder log of the newest version (yc serverless function version list --function-name ${local.full_name}). Fix it and apply again."
+    }
+  }
 }

@@ -15,6 +15,11 @@ output "version" {
   value       = yandex_function.this.version
 }
 
+output "code_tag" {
+  description = "Version tag that names the zip the $latest version must be built from."
+  value       = local.code_tag
+}
+
 output "service_account_id" {
   description = "ID of the function's service account."
   value       = yandex_iam_service_account.this.id

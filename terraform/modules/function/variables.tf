@@ -22,7 +22,7 @@ variable "folder_id" {
 }
 
 variable "dist_dir" {
-  description = "Directory with the zips built by scripts/package."
+  description = "Directory with the zips built by scripts/package: absolute, or built from path.root by the caller (never relative to the working directory)."
   type        = string
 }
 
@@ -46,11 +46,6 @@ variable "folder_roles" {
   type        = list(string)
 }
 
-variable "ydb_database_id" {
-  description = "YDB database the function's service account may read and write (ydb.editor on this database only)."
-  type        = string
-}
-
 variable "log_group_id" {
   description = "Cloud Logging group for the function's logs."
   type        = string
@@ -60,4 +55,9 @@ variable "log_min_level" {
   description = "Lowest log level shipped to Cloud Logging."
   type        = string
   default     = "INFO"
+}
+
+variable "iam_wait" {
+  description = "Seconds each grant waits after it is created (sleep_after) before anything that uses it is created."
+  type        = number
 }
