@@ -41,6 +41,7 @@ func main() {
 	rows = append(rows, benchAPI(*orders, *clients)...)
 	rows = append(rows, benchRelay(*sqs, *events)...)
 	rows = append(rows, benchTxBudget()...)
+	rows = append(rows, benchYDBTrips()...)
 	rows = append(rows, benchColdStart()...)
 	printTable(rows)
 	fmt.Printf("\n(total bench time %s; go %s)\n", time.Since(start).Round(time.Second), goVersion())
