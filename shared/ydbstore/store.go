@@ -22,16 +22,16 @@
 // because no statement carries the commit: the failed transaction never
 // committed (retryableBeforeCommit). A failed commit is never retried.
 //
-// Writes: Insert* first reads the primary key and returns Conflict if the
-// row exists, then INSERTs. The read keeps the transaction usable after a
-// Conflict (a failed YQL statement aborts the whole YDB transaction, but
-// use cases may continue after a duplicate), and the serializable read lock
-// turns a concurrent insert of the same key into ABORTED, which is retried
-// and then sees the row. The INSERT stays the final guard: its
-// PRECONDITION_FAILED with issue 2012 is mapped to Conflict. Update* (and
-// PutStock) read the stored version, compare it with the expected one
-// (NotFound / Conflict), then UPSERT the whole row, all inside the same
-// serializable transaction. The adapter never bumps versions itself.
+// Writes (deferred.go): writes are deferred and sent as one
+// multi-statement query with the commit (or before a read of a table they
+// touch). An INSERT fails there on an existing key (issue 2012); an
+// update of a row not read in this transaction is guarded by an Ensure on
+// its stored version. Either failure reruns the closure once with
+// immediate checks (Config.ImmediateWrites): Insert* reads the key first
+// (Conflict keeps the transaction usable), Update* reads the version
+// (NotFound / Conflict), then writes. A version or absence read by Get*
+// in the transaction is remembered, so no second read is needed. The
+// adapter never bumps versions itself.
 //
 // Every query is a named const beginning with "yql", in the file of its
 // table (orders.go, idempotency.go, ...), with DECLAREd parameters bound
