@@ -54,6 +54,7 @@ func main() {
 	rows = append(rows, benchAPI(*orders, *clients)...)
 	rows = append(rows, benchRelay(*sqs, *events)...)
 	rows = append(rows, benchTxBudget()...)
+	rows = append(rows, benchYDBTrips()...)
 	rows = append(rows, benchColdStart()...)
 	e2e := benchE2E(*burst, *burstClients)
 	rows = append(rows, e2eRows(e2e, *burstClients)...)

@@ -41,7 +41,7 @@ LIMIT $limit;`
 
 // InsertAudit implements store.DeadLetters; Conflict if the id exists.
 func (t *tx) InsertAudit(ctx context.Context, a dlq.AuditRecord) error {
-	return t.insert(ctx, "audit record "+quoted(a.ID), yqlAuditExists, idParam(a.ID),
+	return t.insert(ctx, rowKey("audit", a.ID), "audit record "+quoted(a.ID), 0, yqlAuditExists, idParam(a.ID),
 		yqlInsertAudit, auditParams(a))
 }
 

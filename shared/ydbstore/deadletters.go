@@ -133,7 +133,7 @@ const (
 
 // InsertDeadLetter implements store.DeadLetters; Conflict if the id exists.
 func (t *tx) InsertDeadLetter(ctx context.Context, d dlq.DeadLetter) error {
-	return t.insert(ctx, "dead letter "+quoted(d.ID), yqlDeadLetterVersion, idParam(d.ID),
+	return t.insert(ctx, rowKey("dead_letters", d.ID), "dead letter "+quoted(d.ID), d.Version, yqlDeadLetterVersion, idParam(d.ID),
 		yqlInsertDeadLetter, deadLetterParams(d))
 }
 
@@ -144,6 +144,7 @@ func (t *tx) GetDeadLetter(ctx context.Context, id string) (dlq.DeadLetter, erro
 		d, err = scanDeadLetter(r)
 		return err
 	})
+	t.sawGet(rowKey("dead_letters", id), err, d.Version)
 	return d, err
 }
 
@@ -164,7 +165,7 @@ func (t *tx) FindDeadLetter(ctx context.Context, src dlq.Source, ref string) (dl
 // as given) if the stored version is expectedVersion; Conflict if not,
 // NotFound if missing.
 func (t *tx) UpdateDeadLetter(ctx context.Context, d dlq.DeadLetter, expectedVersion int64) error {
-	return t.updateVersioned(ctx, "dead letter "+quoted(d.ID), expectedVersion,
+	return t.updateVersioned(ctx, rowKey("dead_letters", d.ID), "dead letter "+quoted(d.ID), expectedVersion, d.Version,
 		yqlDeadLetterVersion, idParam(d.ID), yqlUpsertDeadLetter, deadLetterParams(d))
 }
 

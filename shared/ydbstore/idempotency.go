@@ -82,7 +82,7 @@ LIMIT $limit;`
 // InsertIdempotencyKey implements store.Idempotency; Conflict if the key
 // exists (even if expired and not yet deleted by the TTL).
 func (t *tx) InsertIdempotencyKey(ctx context.Context, r idempotency.Record) error {
-	return t.insert(ctx, "idempotency key "+quoted(r.Key), yqlGetIdem, idemKeyParams(r.Scope, r.Key),
+	return t.insert(ctx, rowKey("idempotency_keys", r.Scope, r.Key), "idempotency key "+quoted(r.Key), 0, yqlGetIdem, idemKeyParams(r.Scope, r.Key),
 		yqlInsertIdem, idemParams(r))
 }
 
@@ -95,6 +95,7 @@ func (t *tx) GetIdempotencyKey(ctx context.Context, scope, key string) (idempote
 			rec, err = scanIdem(r)
 			return err
 		})
+	t.sawGet(rowKey("idempotency_keys", scope, key), err, 0)
 	return rec, err
 }
 

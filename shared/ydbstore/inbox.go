@@ -45,7 +45,7 @@ SELECT ` + "`consumer`" + `, message_id FROM AS_TABLE($keys);`
 // InsertInbox implements store.Inbox; Conflict if consumer already recorded messageID.
 func (t *tx) InsertInbox(ctx context.Context, consumer, messageID string, at, expiresAt time.Time) error {
 	key := newParams().text("$col_consumer", consumer).text("$message_id", messageID)
-	return t.insert(ctx, "inbox entry "+quoted(consumer+"/"+messageID), yqlInboxExists, key,
+	return t.insert(ctx, rowKey("inbox", consumer, messageID), "inbox entry "+quoted(consumer+"/"+messageID), 0, yqlInboxExists, key,
 		yqlInsertInbox, inboxParams(consumer, messageID, at, expiresAt))
 }
 

@@ -82,6 +82,7 @@ func (t *tx) GetStock(ctx context.Context, sku string) (inventory.Stock, error) 
 		s, err = scanStock(r)
 		return err
 	})
+	t.sawGet(rowKey("stock", sku), err, s.Version)
 	return s, err
 }
 
@@ -92,9 +93,9 @@ func (t *tx) GetStock(ctx context.Context, sku string) (inventory.Stock, error) 
 func (t *tx) PutStock(ctx context.Context, s inventory.Stock, expectedVersion int64) error {
 	what := "stock of " + quoted(s.SKU)
 	if expectedVersion == 0 {
-		return t.insert(ctx, what, yqlStockVersion, skuParam(s.SKU), yqlInsertStock, stockParams(s))
+		return t.insert(ctx, rowKey("stock", s.SKU), what, s.Version, yqlStockVersion, skuParam(s.SKU), yqlInsertStock, stockParams(s))
 	}
-	return t.updateVersioned(ctx, what, expectedVersion, yqlStockVersion, skuParam(s.SKU),
+	return t.updateVersioned(ctx, rowKey("stock", s.SKU), what, expectedVersion, s.Version, yqlStockVersion, skuParam(s.SKU),
 		yqlUpsertStock, stockParams(s))
 }
 
@@ -116,12 +117,13 @@ func (t *tx) GetReservation(ctx context.Context, id string) (inventory.Reservati
 		res, err = scanReservation(r)
 		return err
 	})
+	t.sawGet(rowKey("reservations", id), err, res.Version)
 	return res, err
 }
 
 // InsertReservation implements store.Inventory; Conflict if the id exists.
 func (t *tx) InsertReservation(ctx context.Context, r inventory.Reservation) error {
-	return t.insert(ctx, "reservation "+quoted(r.ID), yqlReservationVersion, idParam(r.ID),
+	return t.insert(ctx, rowKey("reservations", r.ID), "reservation "+quoted(r.ID), r.Version, yqlReservationVersion, idParam(r.ID),
 		yqlInsertReservation, reservationParams(r))
 }
 
@@ -129,7 +131,7 @@ func (t *tx) InsertReservation(ctx context.Context, r inventory.Reservation) err
 // as given) if the stored version is expectedVersion; Conflict if not,
 // NotFound if missing.
 func (t *tx) UpdateReservation(ctx context.Context, r inventory.Reservation, expectedVersion int64) error {
-	return t.updateVersioned(ctx, "reservation "+quoted(r.ID), expectedVersion,
+	return t.updateVersioned(ctx, rowKey("reservations", r.ID), "reservation "+quoted(r.ID), expectedVersion, r.Version,
 		yqlReservationVersion, idParam(r.ID), yqlUpsertReservation, reservationParams(r))
 }
 

@@ -5,6 +5,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ydb-platform/ydb-go-sdk/v3"
+	"github.com/ydb-platform/ydb-go-sdk/v3/query"
+
+	"ordersaga/shared/store"
+
 	"ordersaga/shared/apperr"
 	"ordersaga/shared/dlq"
 	"ordersaga/shared/idempotency"
@@ -124,9 +129,9 @@ func TestMethodsBindAndScan(t *testing.T) {
 	for name, yql := range queries {
 		byText[yql] = name
 	}
+	withGuards(queries, byText)
 	rec := &recorder{t: t, queries: byText, tables: schemaTables(t), version: 1, ran: map[string]bool{}}
 	cfg := Config{OutboxRetention: time.Hour}
-	tx := &tx{c: rec, cfg: &cfg}
 	ctx := context.Background()
 	for _, found := range []bool{false, true} {
 		rec.found = found
@@ -135,9 +140,21 @@ func TestMethodsBindAndScan(t *testing.T) {
 			if found {
 				want = c.present
 			}
-			err := c.fn(ctx, tx)
+			// Immediate: every check runs at the call.
+			err := c.fn(ctx, &tx{c: rec, cfg: &cfg, immediate: true})
 			if (want == ok) != (err == nil) || (err != nil && !apperr.Is(err, want)) {
 				t.Errorf("%s (row found: %v): got %v, want kind %v", c.name, found, err, want)
+			}
+			// Deferred: writes wait for the flush, which the recorder
+			// checks like any statement; a check that needs no read still
+			// answers at the call.
+			dtx := &tx{c: rec, cfg: &cfg}
+			err = c.fn(ctx, dtx)
+			if err != nil && !apperr.Is(err, want) {
+				t.Errorf("%s deferred (row found: %v): got %v, want nil or kind %v", c.name, found, err, want)
+			}
+			if err := dtx.finish(ctx); err != nil {
+				t.Errorf("%s deferred: flush: %v", c.name, err)
 			}
 		}
 	}
@@ -158,7 +175,7 @@ func TestMethodsBindAndScan(t *testing.T) {
 
 func TestLimitsAndEmptyInputs(t *testing.T) {
 	rec := &recorder{t: t, queries: map[string]string{}, ran: map[string]bool{}}
-	tx := &tx{c: rec, cfg: &Config{}}
+	tx := &tx{c: rec, cfg: &Config{}, immediate: true}
 	ctx := context.Background()
 	now := time.Date(1990, 1, 1, 0, 0, 0, 0, time.UTC)
 	// limit <= 0 and empty id lists touch nothing (the recorder would
@@ -191,4 +208,88 @@ func TestLimitsAndEmptyInputs(t *testing.T) {
 	if len(rec.ran) != 0 {
 		t.Errorf("statements ran: %v", rec.ran)
 	}
+}
+
+// TestDeferredWritesTravelTogether: a closure's writes are one query, sent
+// with the commit; a read of a written table flushes first.
+func TestDeferredWritesTravelTogether(t *testing.T) {
+	queries := packageQueries(t)
+	byText := map[string]string{}
+	for name, yql := range queries {
+		byText[yql] = name
+	}
+	withGuards(queries, byText)
+	rec := &recorder{t: t, queries: byText, tables: schemaTables(t), version: 1, ran: map[string]bool{}}
+	counter := &countingConn{OfflineConn: rec}
+	at := time.Date(1990, 3, 4, 5, 6, 7, 0, time.UTC)
+	err := RunOffline(context.Background(), Config{}, counter, false, func(ctx context.Context, tx store.Tx) error {
+		if err := tx.InsertOrder(ctx, order.Order{ID: "o", CreatedAt: at, Version: 1}); err != nil {
+			return err
+		}
+		if err := tx.InsertSaga(ctx, saga.Instance{ID: "s", Version: 1}); err != nil {
+			return err
+		}
+		for _, id := range []string{"e1", "e2"} {
+			if err := tx.InsertOutbox(ctx, outbox.Event{ID: id, AggregateID: "o", Payload: []byte("{}"), Version: 1}); err != nil {
+				return err
+			}
+		}
+		// Not read in this transaction: guarded.
+		return tx.UpdateOutbox(ctx, outbox.Event{ID: "e0", Payload: []byte("{}"), Version: 3}, 2)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if counter.execs != 1 || counter.commits != 1 || counter.reads != 0 || counter.rpcs != 0 {
+		t.Errorf("want one committing statement and nothing else, got %+v", counter)
+	}
+	if !rec.ran["yqlOutboxVersion"] || !rec.ran["yqlUpsertOutbox"] || !rec.ran["yqlInsertSaga"] {
+		t.Errorf("flush did not carry every write: %v", rec.ran)
+	}
+	// A read of a table with a pending write flushes it first.
+	counter = &countingConn{OfflineConn: rec}
+	err = RunOffline(context.Background(), Config{}, counter, false, func(ctx context.Context, tx store.Tx) error {
+		if err := tx.InsertOrder(ctx, order.Order{ID: "o", CreatedAt: at, Version: 1}); err != nil {
+			return err
+		}
+		_, err := tx.GetSaga(ctx, "s") // another table: no flush
+		if err != nil && !apperr.Is(err, apperr.NotFound) {
+			return err
+		}
+		_, err = tx.GetOrder(ctx, "o")
+		if err != nil && !apperr.Is(err, apperr.NotFound) {
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if counter.execs != 1 || counter.commits != 0 || counter.reads != 2 || counter.rpcs != 1 {
+		t.Errorf("want flush before the order read, two reads and a commit RPC, got %+v", counter)
+	}
+}
+
+// countingConn counts what passes through an OfflineConn.
+type countingConn struct {
+	OfflineConn
+	execs, commits, reads, rpcs int
+}
+
+func (c *countingConn) Exec(ctx context.Context, yql string, p ydb.Params, commit bool) error {
+	c.execs++
+	if commit {
+		c.commits++
+	}
+	return c.OfflineConn.Exec(ctx, yql, p, commit)
+}
+
+func (c *countingConn) QueryRow(ctx context.Context, yql string, p ydb.Params) (query.Row, error) {
+	c.reads++
+	return c.OfflineConn.QueryRow(ctx, yql, p)
+}
+
+func (c *countingConn) Commit(ctx context.Context) error {
+	c.rpcs++
+	return c.OfflineConn.Commit(ctx)
 }

@@ -55,7 +55,7 @@ SELECT version FROM orders WHERE id = $id;`
 
 // InsertOrder implements store.Orders; Conflict if the id exists.
 func (t *tx) InsertOrder(ctx context.Context, o order.Order) error {
-	return t.insert(ctx, "order "+quoted(o.ID), yqlOrderVersion, idParam(o.ID), yqlInsertOrder, orderParams(o))
+	return t.insert(ctx, rowKey("orders", o.ID), "order "+quoted(o.ID), o.Version, yqlOrderVersion, idParam(o.ID), yqlInsertOrder, orderParams(o))
 }
 
 // GetOrder implements store.Orders; NotFound if missing.
@@ -65,6 +65,7 @@ func (t *tx) GetOrder(ctx context.Context, id string) (order.Order, error) {
 		o, err = scanOrder(r)
 		return err
 	})
+	t.sawGet(rowKey("orders", id), err, o.Version)
 	return o, err
 }
 
@@ -72,7 +73,7 @@ func (t *tx) GetOrder(ctx context.Context, id string) (order.Order, error) {
 // given) if the stored version is expectedVersion; Conflict if not,
 // NotFound if the order does not exist.
 func (t *tx) UpdateOrder(ctx context.Context, o order.Order, expectedVersion int64) error {
-	return t.updateVersioned(ctx, "order "+quoted(o.ID), expectedVersion,
+	return t.updateVersioned(ctx, rowKey("orders", o.ID), "order "+quoted(o.ID), expectedVersion, o.Version,
 		yqlOrderVersion, idParam(o.ID), yqlUpsertOrder, orderParams(o))
 }
 

@@ -51,7 +51,7 @@ GROUP BY kind;`
 // InsertPayment implements store.Payments; Conflict if the id exists (a
 // saga's charge or refund is recorded once).
 func (t *tx) InsertPayment(ctx context.Context, e payment.Entry) error {
-	return t.insert(ctx, "payment "+quoted(e.ID), yqlPaymentExists, idParam(e.ID),
+	return t.insert(ctx, rowKey("payments", e.ID), "payment "+quoted(e.ID), 0, yqlPaymentExists, idParam(e.ID),
 		yqlInsertPayment, paymentParams(e))
 }
 

@@ -31,32 +31,54 @@ type recorder struct {
 }
 
 func (r *recorder) check(yql string, p ydb.Params) string {
+	got := map[string]string{}
+	for n, v := range p.Range() {
+		got[n] = v.Type().Yql()
+	}
+	if err := marshalParams(p); err != nil {
+		r.t.Errorf("%s: the SDK could not send these parameters: %v", yql, err)
+	}
+	if !strings.Contains(yql, writeSeparator) {
+		return r.checkOne(yql, got)
+	}
+	// A flush of deferred writes: group i is a const (or a guarded const)
+	// with every $name renamed $w<i>_name.
+	var names []string
+	for i, part := range strings.Split(yql, writeSeparator)[1:] {
+		prefix := fmt.Sprintf("$w%d_", i)
+		sub := map[string]string{}
+		for n, ty := range got {
+			if strings.HasPrefix(n, prefix) {
+				sub["$"+strings.TrimPrefix(n, prefix)] = ty
+			}
+		}
+		names = append(names, r.checkOne(strings.ReplaceAll(part, prefix, "$"), sub))
+	}
+	return strings.Join(names, "+")
+}
+
+func (r *recorder) checkOne(yql string, got map[string]string) string {
 	name, ok := r.queries[yql]
 	if !ok {
 		r.t.Errorf("a statement that is not a yql const was executed:\n%s", yql)
 		return "?"
 	}
-	r.ran[name] = true
-	want := declares(yql)
-	got := map[string]string{}
-	for n, v := range p.Range() {
-		got[n] = v.Type().Yql()
+	for _, n := range strings.Split(name, "|") {
+		r.ran[n] = true
 	}
+	want := declares(yql)
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		r.t.Errorf("%s: bound %v, declared %v", name, got, want)
-	}
-	if err := marshalParams(p); err != nil {
-		r.t.Errorf("%s: the SDK could not send these parameters: %v", name, err)
 	}
 	return name
 }
 
-func (r *recorder) exec(_ context.Context, yql string, p ydb.Params) error {
+func (r *recorder) Exec(_ context.Context, yql string, p ydb.Params, _ bool) error {
 	r.check(yql, p)
 	return nil
 }
 
-func (r *recorder) queryRow(_ context.Context, yql string, p ydb.Params) (query.Row, error) {
+func (r *recorder) QueryRow(_ context.Context, yql string, p ydb.Params) (query.Row, error) {
 	name := r.check(yql, p)
 	if !r.found {
 		return nil, query.ErrNoRows
@@ -64,12 +86,33 @@ func (r *recorder) queryRow(_ context.Context, yql string, p ydb.Params) (query.
 	return &fakeRow{r: r, name: name, yql: yql}, nil
 }
 
-func (r *recorder) each(_ context.Context, yql string, p ydb.Params, fn func(query.Row) error) error {
+func (r *recorder) Each(_ context.Context, yql string, p ydb.Params, fn func(query.Row) error) error {
 	name := r.check(yql, p)
 	if !r.found {
 		return nil
 	}
 	return fn(&fakeRow{r: r, name: name, yql: yql})
+}
+
+func (r *recorder) Snapshot(ctx context.Context, yql string, p ydb.Params, fn func(query.Row) error) error {
+	return r.Each(ctx, yql, p, fn)
+}
+
+func (r *recorder) Commit(context.Context) error { return nil }
+
+// withGuards adds to byText every guarded(version const, upsert const)
+// pair, named "<version>|<upsert>".
+func withGuards(queries map[string]string, byText map[string]string) {
+	for vn, v := range queries {
+		if !strings.Contains(v, "SELECT version FROM") {
+			continue
+		}
+		for un, u := range queries {
+			if strings.Contains(u, "UPSERT INTO") {
+				byText[guarded(v, u)] = vn + "|" + un
+			}
+		}
+	}
 }
 
 // marshalParams encodes p exactly as the SDK sends it: ToYDB (what

@@ -2,6 +2,7 @@ package ydbstore
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/ydb-platform/ydb-go-sdk/v3/query"
@@ -109,7 +110,7 @@ SELECT ` + sagaLogColumns + ` FROM saga_log WHERE saga_id = $saga_id ORDER BY se
 
 // InsertSaga implements store.Sagas; Conflict if the id exists.
 func (t *tx) InsertSaga(ctx context.Context, s saga.Instance) error {
-	return t.insert(ctx, "saga "+quoted(s.ID), yqlSagaVersion, idParam(s.ID), yqlInsertSaga, sagaParams(s))
+	return t.insert(ctx, rowKey("sagas", s.ID), "saga "+quoted(s.ID), s.Version, yqlSagaVersion, idParam(s.ID), yqlInsertSaga, sagaParams(s))
 }
 
 // GetSaga implements store.Sagas; NotFound if missing.
@@ -119,13 +120,14 @@ func (t *tx) GetSaga(ctx context.Context, id string) (saga.Instance, error) {
 		s, err = scanSaga(r)
 		return err
 	})
+	t.sawGet(rowKey("sagas", id), err, s.Version)
 	return s, err
 }
 
 // UpdateSaga implements store.Sagas: it stores s (with s.Version as given)
 // if the stored version is expectedVersion; Conflict if not, NotFound if missing.
 func (t *tx) UpdateSaga(ctx context.Context, s saga.Instance, expectedVersion int64) error {
-	return t.updateVersioned(ctx, "saga "+quoted(s.ID), expectedVersion,
+	return t.updateVersioned(ctx, rowKey("sagas", s.ID), "saga "+quoted(s.ID), expectedVersion, s.Version,
 		yqlSagaVersion, idParam(s.ID), yqlUpsertSaga, sagaParams(s))
 }
 
@@ -158,7 +160,7 @@ func (t *tx) listSagas(ctx context.Context, what, yql string, ps *paramList) ([]
 
 // AppendSagaLog implements store.Sagas; Conflict if (saga, seq) exists.
 func (t *tx) AppendSagaLog(ctx context.Context, e saga.LogEntry) error {
-	return t.insert(ctx, "saga log entry", yqlSagaLogExists,
+	return t.insert(ctx, rowKey("saga_log", e.SagaID, strconv.Itoa(e.Seq)), "saga log entry", 0, yqlSagaLogExists,
 		newParams().text("$saga_id", e.SagaID).int("$seq", int64(e.Seq)), yqlAppendSagaLog, sagaLogParams(e))
 }
 

@@ -22,16 +22,16 @@
 // because no statement carries the commit: the failed transaction never
 // committed (retryableBeforeCommit). A failed commit is never retried.
 //
-// Writes: Insert* first reads the primary key and returns Conflict if the
-// row exists, then INSERTs. The read keeps the transaction usable after a
-// Conflict (a failed YQL statement aborts the whole YDB transaction, but
-// use cases may continue after a duplicate), and the serializable read lock
-// turns a concurrent insert of the same key into ABORTED, which is retried
-// and then sees the row. The INSERT stays the final guard: its
-// PRECONDITION_FAILED with issue 2012 is mapped to Conflict. Update* (and
-// PutStock) read the stored version, compare it with the expected one
-// (NotFound / Conflict), then UPSERT the whole row, all inside the same
-// serializable transaction. The adapter never bumps versions itself.
+// Writes (deferred.go): writes are deferred and sent as one
+// multi-statement query with the commit (or before a read of a table they
+// touch). An INSERT fails there on an existing key (issue 2012); an
+// update of a row not read in this transaction is guarded by an Ensure on
+// its stored version. Either failure reruns the closure once with
+// immediate checks (Config.ImmediateWrites): Insert* reads the key first
+// (Conflict keeps the transaction usable), Update* reads the version
+// (NotFound / Conflict), then writes. A version or absence read by Get*
+// in the transaction is remembered, so no second read is needed. The
+// adapter never bumps versions itself.
 //
 // Every query is a named const beginning with "yql", in the file of its
 // table (orders.go, idempotency.go, ...), with DECLAREd parameters bound
@@ -45,6 +45,7 @@ package ydbstore
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/ydb-platform/ydb-go-sdk/v3"
@@ -114,9 +115,19 @@ func (s *Store) View(ctx context.Context, fn func(ctx context.Context, tx store.
 	return s.run(ctx, true, fn)
 }
 
-// run executes fn through DoTx. It keeps no state between attempts except
-// the closure's last error, so a rerun of fn sees a fresh transaction.
+// run executes fn through DoTx: first with deferred writes; if a deferred
+// precondition failed at the flush (errOptimisticMiss: nothing was
+// committed) once more with immediate checks, so Conflict and NotFound
+// reach the closure at the call that caused them.
 func (s *Store) run(ctx context.Context, readOnly bool, fn func(context.Context, store.Tx) error) error {
+	err := s.runOnce(ctx, readOnly, s.cfg.ImmediateWrites, fn)
+	if errors.Is(err, errOptimisticMiss) {
+		err = s.runOnce(ctx, readOnly, true, fn)
+	}
+	return err
+}
+
+func (s *Store) runOnce(ctx context.Context, readOnly, immediate bool, fn func(context.Context, store.Tx) error) error {
 	settings := query.TxSettings(query.WithSerializableReadWrite())
 	if readOnly {
 		settings = query.TxSettings(query.WithSnapshotReadOnly())
@@ -137,12 +148,57 @@ func (s *Store) run(ctx context.Context, readOnly bool, fn func(context.Context,
 	}
 	var fnErr error
 	err := s.db.Query().DoTx(ctx, func(ctx context.Context, qtx query.TxActor) error {
-		fnErr = fn(ctx, &tx{c: sdkConn{tx: qtx}, cfg: &s.cfg})
+		fnErr = runClosure(ctx, &tx{c: sdkConn{tx: qtx, qc: s.db.Query()}, cfg: &s.cfg,
+			immediate: immediate, readOnly: readOnly}, fn)
 		return fnErr
 	}, opts...)
+	if errors.Is(fnErr, errOptimisticMiss) {
+		return errOptimisticMiss
+	}
 	what := "ydbstore: transaction"
 	if readOnly {
 		what = "ydbstore: read transaction"
 	}
 	return txResult(ctx, err, fnErr, readOnly, what)
+}
+
+// runClosure runs fn on t, then sends t's deferred writes with the commit.
+func runClosure(ctx context.Context, t *tx, fn func(context.Context, store.Tx) error) error {
+	if err := fn(ctx, t); err != nil {
+		return err
+	}
+	return t.finish(ctx)
+}
+
+// OfflineConn is a Conn that also takes the commit RPC (RunOffline).
+type OfflineConn interface {
+	Conn
+	// Commit is called where DoTx would send CommitTransaction: after a
+	// closure that sent a statement, none of which carried the commit
+	// (internal/query/transaction.go CommitTx, ydb-go-sdk v3.127.4: a lazy
+	// transaction that sent nothing, or one completed by a committing
+	// statement, sends no commit).
+	Commit(ctx context.Context) error
+}
+
+// RunOffline runs fn as InTx (or View, readOnly) would, over c instead of a
+// database session: the same deferred writes, flushes and commit, and the
+// same rerun with immediate checks after errOptimisticMiss. It exists to
+// count and check what the adapter sends (package ydbtrips; the package's
+// tests); it retries nothing else.
+func RunOffline(ctx context.Context, cfg Config, c OfflineConn, readOnly bool, fn func(context.Context, store.Tx) error) error {
+	cfg = cfg.withDefaults()
+	attempt := func(immediate bool) error {
+		t := &tx{c: c, cfg: &cfg, immediate: immediate, readOnly: readOnly}
+		err := runClosure(ctx, t, fn)
+		if err == nil && t.ran && !t.committed {
+			return c.Commit(ctx)
+		}
+		return err
+	}
+	err := attempt(cfg.ImmediateWrites)
+	if errors.Is(err, errOptimisticMiss) {
+		err = attempt(true)
+	}
+	return err
 }

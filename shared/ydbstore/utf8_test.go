@@ -37,7 +37,7 @@ func TestInvalidUTF8NeverReachesTheWire(t *testing.T) {
 		byText[yql] = name
 	}
 	rec := &recorder{t: t, queries: byText, tables: schemaTables(t), version: 1, ran: map[string]bool{}}
-	tx := &tx{c: rec, cfg: &Config{OutboxRetention: time.Hour}}
+	tx := &tx{c: rec, cfg: &Config{OutboxRetention: time.Hour}, immediate: true}
 	ctx := context.Background()
 	at := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 

@@ -1,0 +1,205 @@
+package ydbtrips
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"ordersaga/shared/app"
+	"ordersaga/shared/config"
+	"ordersaga/shared/identity"
+	"ordersaga/shared/orchestrator"
+	"ordersaga/shared/order"
+	"ordersaga/shared/orders"
+	"ordersaga/shared/outbox"
+	"ordersaga/shared/queue"
+	"ordersaga/shared/relay"
+	"ordersaga/shared/sqlitequeue"
+	"ordersaga/shared/sqlitestore"
+	"ordersaga/shared/store"
+	"ordersaga/shared/ydbstore"
+)
+
+// Targets are issue 12's round-trip targets per operation (0: none).
+var Targets = map[string]int{
+	"new order":           4,
+	"replay":              2,
+	"relayed batch of 10": 4,
+	"idle recovery run":   10,
+}
+
+// StepTarget is issue 12's target of every saga step.
+const StepTarget = 3
+
+// Ceilings are what the adapter needs today where a target is not met
+// (docs/ydb.md says why: the business code's own reads), so the test
+// still fails on a regression: a saga step, and an idle recovery run.
+var Ceilings = map[string]int{
+	"saga step create_order (forward)":      7,
+	"saga step reserve_inventory (forward)": 9,
+	"saga step process_payment (forward)":   8,
+	"saga step confirm_order (forward)":     10,
+	"idle recovery run":                     16,
+}
+
+// Op is one measured operation.
+type Op struct {
+	Name  string
+	Trips Trips
+}
+
+// Measure runs one confirmed order end to end on a fresh SQLite database in
+// dir (new order with its fast-path dispatch, a replay, every saga step as
+// delivered by the queue, a relay run over 10 pending events, a recovery
+// run with nothing to do) and returns the YDB round trips of each.
+// immediate selects the adapter's ImmediateWrites (its behaviour before
+// issue 12 item 6).
+func Measure(ctx context.Context, dir string, immediate bool) ([]Op, error) {
+	path := filepath.Join(dir, "trips.db")
+	st, err := sqlitestore.Open(ctx, path, sqlitestore.Options{})
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	q, err := sqlitequeue.Open(filepath.Join(dir, "queue.db"))
+	if err != nil {
+		return nil, err
+	}
+	defer q.Close()
+	twin := &Twin{Inner: st, Cfg: ydbstore.Config{ImmediateWrites: immediate, OutboxRetention: 7 * 24 * time.Hour}}
+	cfg := config.Default()
+	cfg.SQLitePath = path
+	cfg.LogLevel = "error"
+	a, err := app.New(ctx, cfg, app.Options{Store: twin, Queue: q})
+	if err != nil {
+		return nil, err
+	}
+	defer a.Close()
+	dlqURL, err := q.Ensure(ctx, queue.QueueSpec{Name: "saga-commands-dlq"})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := q.Ensure(ctx, queue.QueueSpec{Name: "saga-commands", MaxReceiveCount: 5, DeadLetterQueueURL: dlqURL}); err != nil {
+		return nil, err
+	}
+	if _, err := q.Ensure(ctx, queue.QueueSpec{Name: "order-events"}); err != nil {
+		return nil, err
+	}
+	if _, err := a.Stock.SetAvailable(ctx, "bench", "sku-1", 1_000_000); err != nil {
+		return nil, err
+	}
+	var ops []Op
+	take := func(name string) { ops = append(ops, Op{name, twin.Take()}) }
+	twin.Take()
+
+	req, err := order.DecodeRequest(strings.NewReader(
+		`{"customer_id":"c-1","currency":"RUB","items":[{"sku":"sku-1","quantity":2,"unit_price_minor":1500}]}`))
+	if err != nil {
+		return nil, err
+	}
+	cmd := orders.CreateCommand{Caller: identity.Identity{Subject: "dev-user", Role: identity.RoleUser}, Key: "trips-1", Request: req}
+	resp, err := a.Orders.Create(ctx, cmd)
+	if err != nil {
+		return nil, fmt.Errorf("new order: %w", err)
+	}
+	take("new order")
+	if r, err := a.Orders.Create(ctx, cmd); err != nil || !r.Replayed {
+		return nil, fmt.Errorf("replay: %v (replayed %v)", err, r.Replayed)
+	}
+	take("replay")
+
+	// Saga steps, as the queue delivers them (each Handle dispatches the
+	// next command itself).
+	url := cfg.QueueURLs.SagaCommands
+	state := ""
+	for i := 0; i < 50 && state != "completed" && state != "failed" && state != "compensated"; i++ {
+		msgs, err := q.Receive(ctx, url, queue.ReceiveOptions{Max: 1})
+		if err != nil {
+			return nil, err
+		}
+		if len(msgs) == 0 {
+			break
+		}
+		m := msgs[0]
+		id := m.Attributes[outbox.AttrEventID]
+		if id == "" {
+			id = m.MessageID
+		}
+		twin.Take()
+		res, err := a.Advancer.Handle(ctx, orchestrator.Message{EventID: id, Body: []byte(m.Body), Attributes: m.Attributes, ReceiveCount: m.ReceiveCount})
+		if err != nil {
+			return nil, fmt.Errorf("saga step: %w", err)
+		}
+		if res.Status == orchestrator.StatusProcessed {
+			take(fmt.Sprintf("saga step %s (%s)", res.Step, res.Direction))
+		} else {
+			take(fmt.Sprintf("saga message %s", res.Status))
+		}
+		state = string(res.State)
+		if err := q.Delete(ctx, url, m.ReceiptHandle); err != nil {
+			return nil, err
+		}
+	}
+	if state != "completed" {
+		return nil, fmt.Errorf("order %s: saga ended %q, not completed", resp.OrderID, state)
+	}
+
+	// A relay run over 10 pending events of 10 aggregates.
+	now := a.Now()
+	err = st.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		for i := 0; i < 10; i++ {
+			if err := tx.InsertOutbox(ctx, outbox.Event{
+				ID: fmt.Sprintf("trips-e%d", i), AggregateType: "order", AggregateID: fmt.Sprintf("trips-agg-%d", i),
+				EventType: "order.created", Destination: outbox.DestOrderEvents, Payload: []byte(`{}`),
+				Metadata: map[string]string{}, Status: outbox.StatusPending, CreatedAt: now, Version: 1,
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	twin.Take()
+	var rep relay.Report
+	if n, err := a.Relay.RunOnce(ctx, &rep); err != nil || n != 10 {
+		return nil, fmt.Errorf("relay: %d events, %v", n, err)
+	}
+	take("relayed batch of 10")
+	if _, err := a.Relay.Run(ctx, time.Minute); err != nil {
+		return nil, err
+	}
+	take("relay run with nothing due (incl. backlog)")
+
+	// Recovery on an idle database: what handlers.SagaRecovery does with
+	// the store.
+	if _, err := a.Recovery.Run(ctx); err != nil {
+		return nil, err
+	}
+	err = a.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		_, err := tx.DeletePublishedOutbox(ctx, a.Now().Add(-cfg.Relay.Retention), 1000)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	if _, err := a.Redrive.ResolveFinished(ctx, 100); err != nil {
+		return nil, err
+	}
+	take("idle recovery run")
+	return ops, nil
+}
+
+// PerOrder is the total of a confirmed order: new order plus its steps.
+func PerOrder(ops []Op) int {
+	total := 0
+	for _, o := range ops {
+		if o.Name == "new order" || strings.HasPrefix(o.Name, "saga ") {
+			total += o.Trips.Total()
+		}
+	}
+	return total
+}
