@@ -18,7 +18,6 @@ import (
 	"ordersaga/shared/outbox"
 	"ordersaga/shared/payment"
 	"ordersaga/shared/saga"
-	"ordersaga/shared/store"
 )
 
 // call is one tx method with sample arguments, and the error kind it must

@@ -72,7 +72,7 @@ func Measure(ctx context.Context, dir string, immediate bool) ([]Op, error) {
 	cfg := config.Default()
 	cfg.SQLitePath = path
 	cfg.LogLevel = "error"
-	a, err := app.New(ctx, cfg, app.Options{Store: twin, Queue: q})
+	a, err := app.New(ctx, cfg, app.Use(app.Ports{Store: twin, Queue: q}), app.Options{})
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +179,7 @@ func Measure(ctx context.Context, dir string, immediate bool) ([]Op, error) {
 	if _, err := a.Recovery.Run(ctx); err != nil {
 		return nil, err
 	}
-	err = a.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+	err = twin.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		_, err := tx.DeletePublishedOutbox(ctx, a.Now().Add(-cfg.Relay.Retention), 1000)
 		return err
 	})

@@ -415,3 +415,34 @@ func (t *twinTx) ListAudit(ctx context.Context, limit int) ([]dlq.AuditRecord, e
 	_, _ = t.y.ListAudit(ctx, limit)
 	return l, err
 }
+
+func (t *twinTx) ListOutboxDueFrom(ctx context.Context, fromShard int, now time.Time, limit int) ([]outbox.Event, error) {
+	l, err := t.s.ListOutboxDueFrom(ctx, fromShard, now, limit)
+	t.answer(n(len(l))...)
+	_, _ = t.y.ListOutboxDueFrom(ctx, fromShard, now, limit)
+	return l, err
+}
+
+func (t *twinTx) LeaseOutbox(ctx context.Context, rows []store.OutboxVersion, owner string, until time.Time) (int, error) {
+	k, err := t.s.LeaseOutbox(ctx, rows, owner, until)
+	t.answer(versionsOf(rows)...)
+	_, _ = t.y.LeaseOutbox(ctx, rows, owner, until)
+	return k, err
+}
+
+func (t *twinTx) MarkOutboxPublished(ctx context.Context, rows []store.OutboxVersion, at time.Time) (int, error) {
+	k, err := t.s.MarkOutboxPublished(ctx, rows, at)
+	t.answer(versionsOf(rows)...)
+	_, _ = t.y.MarkOutboxPublished(ctx, rows, at)
+	return k, err
+}
+
+// versionsOf answers a batched version read: every row at its expected
+// version.
+func versionsOf(rows []store.OutboxVersion) []map[string]any {
+	out := make([]map[string]any, len(rows))
+	for i, r := range rows {
+		out[i] = map[string]any{"id": r.ID, "version": r.Version}
+	}
+	return out
+}
