@@ -23,20 +23,33 @@ import (
 // promises.
 
 const (
-	// Like yqlListOutboxDue over shard >= $shard: a range of the index's
-	// (status, shard) prefix. Only rows of the last configured shard and of
-	// shards above it (left by a larger OUTBOX_SHARDS) are read.
+	// Like yqlListOutboxDue over shard >= $shard: the two branches of
+	// yqlListOutboxDue for shard $shard itself (each at most LIMIT rows plus
+	// those leased), and one branch over every shard above it, whose rows
+	// exist only while rows written under a larger OUTBOX_SHARDS drain
+	// (it reads those rows; the due filter is not a key range there).
 	yqlListOutboxDueFrom = `
 DECLARE $pending AS Utf8;
 DECLARE $shard AS Int64;
 DECLARE $now AS Timestamp;
 DECLARE $limit AS Uint64;
-SELECT ` + outboxColumns + ` FROM outbox VIEW idx_status_shard_next
-WHERE status = $pending AND shard >= $shard
+$unset = SELECT ` + outboxColumns + ` FROM outbox VIEW idx_status_shard_next
+WHERE status = $pending AND shard = $shard AND next_attempt_at IS NULL
+	AND (lease_until IS NULL OR lease_until <= $now)
+ORDER BY id
+LIMIT $limit;
+$due = SELECT ` + outboxColumns + ` FROM outbox VIEW idx_status_shard_next
+WHERE status = $pending AND shard = $shard AND next_attempt_at <= $now
+	AND (lease_until IS NULL OR lease_until <= $now)
+ORDER BY next_attempt_at, id
+LIMIT $limit;
+$above = SELECT ` + outboxColumns + ` FROM outbox VIEW idx_status_shard_next
+WHERE status = $pending AND shard > $shard
 	AND (next_attempt_at IS NULL OR next_attempt_at <= $now)
 	AND (lease_until IS NULL OR lease_until <= $now)
-ORDER BY (created_at IS NOT NULL), created_at, id
-LIMIT $limit;`
+ORDER BY shard, next_attempt_at, id
+LIMIT $limit;
+SELECT * FROM $unset UNION ALL SELECT * FROM $due UNION ALL SELECT * FROM $above;`
 
 	// The batch guard: the rows of $expected (id, expected version) that
 	// the table holds at that version, counted by a join on the primary
@@ -96,7 +109,7 @@ func (t *tx) ListOutboxDueFrom(ctx context.Context, fromShard int, now time.Time
 		out = append(out, e)
 		return err
 	})
-	return out, err
+	return firstDue(out, limit), err
 }
 
 // LeaseOutbox implements store.OutboxBatch.

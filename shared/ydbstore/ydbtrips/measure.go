@@ -47,7 +47,7 @@ var Ceilings = map[string]int{
 	"saga step reserve_inventory (forward)": 7,
 	"saga step process_payment (forward)":   6,
 	"saga step confirm_order (forward)":     10,
-	"idle recovery run":                     17,
+	"idle recovery run":                     12,
 }
 
 // Op is one measured operation.
