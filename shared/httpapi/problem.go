@@ -25,7 +25,7 @@ type Problem struct {
 
 // problemBase prefixes problem type URIs. They are URNs on purpose: stable
 // identifiers that do not pretend to be dereferenceable documentation
-// (RFC 9457 §3.1.1); the README's "Problem types" table explains each.
+// (RFC 9457 §3.1.1); the "Problem types" table of docs/api.md explains each.
 const problemBase = "urn:ordersaga:problem:"
 
 // StatusOf maps an error to its HTTP status: the one place that does so.

@@ -9,9 +9,11 @@ package payments
 //	POST /refunds  Idempotency-Key: <key>  {"charge_key":"...","amount_minor":1500,"currency":"RUB"}
 //	  200 {"ref":"rf_...","refunded":true}   (refunded=false: nothing was charged; the charge key is now void)
 //
-// 400/409/422 mean a malformed or conflicting request (permanent); 408, 429
-// and 5xx (except 501/505) are transient and may carry Retry-After. A
-// repeated request with the same Idempotency-Key gets the first answer.
+// 400/422 mean a malformed request (permanent); 409 and 425 mean a request
+// with this Idempotency-Key is still being processed, so its outcome is
+// unknown (asked again later, never taken as a refusal); 408, 429 and 5xx
+// (except 501/505) are transient and may carry Retry-After. A repeated
+// request with the same Idempotency-Key gets the first answer.
 const (
 	// PathCharges is the charge endpoint.
 	PathCharges = "/charges"

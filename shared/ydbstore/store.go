@@ -1,7 +1,7 @@
 // Package ydbstore is the YDB adapter of the store port (package store), on
 // ydb-go-sdk/v3's query service. It is ordersaga's production store; it
 // must pass the same conformance suite (package storetest) as the SQLite
-// adapter whenever a YDB server is reachable (see README.md).
+// adapter whenever a YDB server is reachable (see docs/ydb.md).
 //
 // One driver per function instance: a function opens the store once at
 // cold start (package app keeps it for the instance's lifetime) and shares

@@ -14,11 +14,11 @@ import (
 // TestConformance runs the store port's conformance suite against a real
 // YDB named by YDB_CONNECTION_STRING (anonymous access, or YDB_TOKEN if
 // set), after applying the migrations. Without YDB_CONNECTION_STRING it
-// skips: there is no fake YDB. See README.md for running local-ydb.
+// skips: there is no fake YDB. See docs/ydb.md for running local-ydb.
 func TestConformance(t *testing.T) {
 	dsn := os.Getenv("YDB_CONNECTION_STRING")
 	if dsn == "" {
-		t.Skip("YDB_CONNECTION_STRING not set: the YDB conformance suite needs a YDB server (see README)")
+		t.Skip("YDB_CONNECTION_STRING not set: the YDB conformance suite needs a YDB server (see docs/ydb.md)")
 	}
 	cfg := Config{ConnectionString: dsn, Auth: AuthAnonymous}
 	if tok := os.Getenv("YDB_TOKEN"); tok != "" {

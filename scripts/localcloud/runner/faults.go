@@ -61,7 +61,7 @@ const (
 	faultsPath          = "/_faults"
 )
 
-// skuRe is the order API's SKU rule (README, docs/http-api.md).
+// skuRe is the order API's SKU rule (docs/api.md).
 var skuRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 
 // faultState is the body of GET and PATCH /_faults.
