@@ -27,25 +27,7 @@ import (
 // An old message still in flight for the same token and the new one race
 // harmlessly: the first takes the lease and moves the token, the second is
 // busy or stale.
-func (r *Recovery) redrive(ctx context.Context, rep *Report, note func(error)) error {
-	now := r.now()
-	var due []saga.Instance
-	err := r.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
-		// Due and lease free now, oldest NextAttemptAt first: the sagas due
-		// for longer than StuckAfter and the abandoned leases (whose
-		// NextAttemptAt is the time their step became due) come first.
-		list, err := tx.ListSagasDue(ctx, now, r.batch())
-		due = due[:0]
-		for _, s := range list {
-			if r.stuck(s, now) {
-				due = append(due, s)
-			}
-		}
-		return err
-	})
-	if err != nil {
-		return err
-	}
+func (r *Recovery) redrive(ctx context.Context, rep *Report, due []saga.Instance, note func(error)) {
 	rep.DueSagas += len(due)
 	r.forEach(ctx, due, func(ctx context.Context, id string) ([]outbox.Event, bool, error) {
 		dispatch, ok, gaveUp, err := r.redriveOne(ctx, id)
@@ -57,7 +39,21 @@ func (r *Recovery) redrive(ctx context.Context, rep *Report, note func(error)) e
 		}
 		return dispatch, ok, err
 	}, note)
-	return nil
+}
+
+// listStuck lists the sagas to re-drive at now: due and lease free now,
+// oldest NextAttemptAt first (the sagas due for longer than StuckAfter and
+// the abandoned leases, whose NextAttemptAt is the time their step became
+// due, come first), filtered by stuck.
+func (r *Recovery) listStuck(ctx context.Context, tx store.Tx, now time.Time) ([]saga.Instance, error) {
+	list, err := tx.ListSagasDue(ctx, now, r.batch())
+	var due []saga.Instance
+	for _, s := range list {
+		if r.stuck(s, now) {
+			due = append(due, s)
+		}
+	}
+	return due, err
 }
 
 // stuck reports whether recovery should re-drive s at now (see redrive).
