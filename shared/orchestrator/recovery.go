@@ -47,6 +47,8 @@ type Recovery struct {
 	// Owner names the recovery in outbox leases (default "sagarecovery").
 	Owner string
 	Log   *slog.Logger
+	// Steps is the step table, to name a saga's step (default CreateOrderSaga).
+	Steps Steps
 }
 
 // Report is the JSON outcome of one Run.
@@ -179,6 +181,13 @@ func (r *Recovery) newID() string {
 		return r.NewID()
 	}
 	return randomID()
+}
+
+func (r *Recovery) steps() Steps {
+	if len(r.Steps) > 0 {
+		return r.Steps
+	}
+	return CreateOrderSaga
 }
 
 func (r *Recovery) batch() int {

@@ -99,7 +99,7 @@ func (r *Recovery) redriveOne(ctx context.Context, id string) (dispatch []outbox
 			if err := tx.UpdateSaga(ctx, s, prev); err != nil {
 				return err
 			}
-			events = []outbox.Event{newAdvanceEvent(ids.advance, r.Shards, commandFor(s, ReasonRecovery), chain(s, nil), now, now, r.owner(), r.dispatchLease())}
+			events = []outbox.Event{newAdvanceEvent(ids.advance, r.Shards, saga.CommandFor(s, saga.ReasonRecovery), chain(s, nil), now, now, r.owner(), r.dispatchLease())}
 		}
 		if dispatch, err = insertEvents(ctx, tx, events); err != nil {
 			return err
@@ -133,7 +133,7 @@ func (r *Recovery) redriveOne(ctx context.Context, id string) (dispatch []outbox
 func (r *Recovery) giveUp(ctx context.Context, tx store.Tx, s saga.Instance, id ids, now time.Time) ([]outbox.Event, error) {
 	prev := s.Version
 	s.LastError = textcut.Cut(fmt.Sprintf("recovery gave up: the saga did not advance at %s after %d re-drives",
-		s.StepName(), s.Data.Redrives), maxErrorText)
+		r.steps().Table().StepName(s), s.Data.Redrives), maxErrorText)
 	s.State, s.FinishedAt, s.NextAttemptAt = saga.StateFailed, now, now
 	s.LeaseOwner, s.LeaseUntil, s.UpdatedAt, s.Version = "", time.Time{}, now, prev+1
 	meta := chain(s, nil)

@@ -48,12 +48,12 @@ func (a *Advancer) save(ctx context.Context, inst saga.Instance, run stepRun, m 
 		cur := inst
 		var change *orderChange
 		var err error
-		if r.pending {
-			if change, err = runInternal(ctx, tx, cur, &r, now); err != nil {
+		if r.inTx != nil {
+			if change, err = runInTx(ctx, tx, cur, &r, now); err != nil {
 				return err
 			}
 		}
-		d = decide(cur, a.steps(), r, now, retryPolicy{backoff: a.backoff(), waits: a.MaxBreakerWaits})
+		d = decide(cur, a.steps().Table(), r, now, retryPolicy{backoff: a.backoff(), waits: a.MaxBreakerWaits})
 		chained := carry && d.cmd != nil && !d.next.NextAttemptAt.After(now)
 		if chained {
 			// The save keeps the lease for the next step: no lease
@@ -183,7 +183,7 @@ func without(events []outbox.Event, id string) []outbox.Event {
 // yet (forward, step 0, attempt 0) has none. Only a saga saved before
 // LogSeq existed has its log read, once.
 func logSeq(ctx context.Context, tx store.Tx, cur saga.Instance) (int, error) {
-	if cur.Data.LogSeq > 0 || (phaseOf(cur.State) == saga.Forward && cur.Step == 0 && cur.Attempts == 0) {
+	if cur.Data.LogSeq > 0 || (saga.PhaseOf(cur.State) == saga.Forward && cur.Step == 0 && cur.Attempts == 0) {
 		return cur.Data.LogSeq + 1, nil
 	}
 	prior, err := tx.ListSagaLog(ctx, cur.ID)
@@ -228,7 +228,7 @@ func failOrder(ctx context.Context, tx store.Tx, inst saga.Instance, reason stri
 // more failure in the history instead of getting a second one.
 func deadLetter(ctx context.Context, tx store.Tx, inst saga.Instance, kind string, meta map[string]string, id string, loopLimit int, now time.Time) error {
 	text := inst.LastError
-	payload := commandFor(inst, ReasonCompensate)
+	payload := saga.CommandFor(inst, saga.ReasonCompensate)
 	payload.State = saga.StateCompensating // what a redrive resumes
 	// dlq.Record reopens the saga's existing entry if it was redriven before
 	// (and flags it once redriven LoopLimit times), so the loop guard works.

@@ -108,8 +108,8 @@ func TestStepRoundTrips(t *testing.T) {
 	if err != nil || res.State != saga.StateCompleted {
 		t.Fatalf("saga: %+v %v", res, err)
 	}
-	if len(rows) != len(saga.CreateOrderSteps) {
-		t.Fatalf("%d steps measured, want %d (chained in one message)", len(rows), len(saga.CreateOrderSteps))
+	if len(rows) != len(orchestrator.CreateOrderSaga) {
+		t.Fatalf("%d steps measured, want %d (chained in one message)", len(rows), len(orchestrator.CreateOrderSaga))
 	}
 	total := 0
 	for _, r := range rows {
