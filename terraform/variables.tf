@@ -121,6 +121,17 @@ variable "ydb_storage_limit_gb" {
   default     = 10
 }
 
+variable "ydb_throttling_rcu_limit" {
+  description = "Throughput limit of the serverless YDB database in request units per second (a cost guard: requests past it are throttled, not billed); 0 disables the limit. docs/ydb.md, \"Cost guard\", sizes it."
+  type        = number
+  default     = 100
+
+  validation {
+    condition     = var.ydb_throttling_rcu_limit >= 0 && floor(var.ydb_throttling_rcu_limit) == var.ydb_throttling_rcu_limit
+    error_message = "ydb_throttling_rcu_limit must be a whole number >= 0."
+  }
+}
+
 variable "ydb_deletion_protection" {
   description = "Protect the database from deletion. Set true for production; `terraform destroy` then needs it set false first."
   type        = bool

@@ -9,8 +9,14 @@ resource "yandex_ydb_database_serverless" "main" {
   location_id         = "ru-central1"
   deletion_protection = var.ydb_deletion_protection
 
+  # Cost guard (issue 12 item 7): past throttling_rcu_limit request units
+  # per second the database answers OVERLOADED instead of billing more;
+  # the adapter retries OVERLOADED a bounded number of times (docs/ydb.md,
+  # "Cost guard"). 0 turns the limit off.
   serverless_database {
-    storage_size_limit = var.ydb_storage_limit_gb
+    storage_size_limit          = var.ydb_storage_limit_gb
+    enable_throttling_rcu_limit = var.ydb_throttling_rcu_limit > 0
+    throttling_rcu_limit        = var.ydb_throttling_rcu_limit
   }
 }
 

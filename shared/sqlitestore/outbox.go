@@ -25,10 +25,11 @@ const (
 	published_at = ?, version = ?
 	WHERE id = ? AND version = ?`
 	sqlOutboxExists = `SELECT 1 FROM outbox WHERE id = ?`
-	// Pending, due and lease free (lease_until <= now), oldest first.
+	// Pending, due and lease free (lease_until <= now), earliest next
+	// attempt first, then id (the order YDB's index gives it).
 	sqlListOutboxDue = `SELECT ` + outboxColumns + ` FROM outbox
 	WHERE status = ? AND shard = ? AND next_attempt_at <= ? AND lease_until <= ?
-	ORDER BY created_at, id LIMIT ?`
+	ORDER BY next_attempt_at, id LIMIT ?`
 	// The first pending row of each aggregate in (aggregate_seq, created_at,
 	// id) order; rows older than migration 0010 have a NULL aggregate_seq,
 	// which sorts first. The IN list is filled in by EarliestPending.

@@ -15,7 +15,7 @@ const (
 	// its (status, shard) prefix).
 	sqlListOutboxDueFrom = `SELECT ` + outboxColumns + ` FROM outbox
 	WHERE status = ? AND shard >= ? AND next_attempt_at <= ? AND lease_until <= ?
-	ORDER BY created_at, id LIMIT ?`
+	ORDER BY next_attempt_at, id LIMIT ?`
 
 	// Narrow conditional updates by primary key, run once per row inside
 	// the caller's transaction with one prepared statement: in SQLite a

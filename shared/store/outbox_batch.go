@@ -22,7 +22,8 @@ type OutboxVersion struct {
 type OutboxBatch interface {
 	// ListOutboxDueFrom is ListOutboxDue over every shard >= fromShard: the
 	// relay's claim for its last configured shard, so rows stamped under a
-	// larger OUTBOX_SHARDS than the current one are still claimed.
+	// larger OUTBOX_SHARDS than the current one are still claimed. Order
+	// as ListOutboxDue.
 	ListOutboxDueFrom(ctx context.Context, fromShard int, now time.Time, limit int) ([]outbox.Event, error)
 	// LeaseOutbox sets lease_owner = owner and lease_until = until, and
 	// increments the version, of each row at its expected version. It

@@ -78,7 +78,10 @@ type Idempotency interface {
 	// DeleteIdempotencyKey removes a key; deleting a missing key is not an error.
 	DeleteIdempotencyKey(ctx context.Context, scope, key string) error
 	// ListStaleIdempotencyKeys returns up to limit keys that are expired, or in
-	// progress with a lapsed lock, at time now.
+	// progress with a lapsed lock, at time now. An adapter whose database
+	// expires keys itself (YDB's TTL) returns only the lapsed locks
+	// (storetest Features.ExpiryByTTL); idempotency.Decide treats an
+	// expired key as free either way.
 	ListStaleIdempotencyKeys(ctx context.Context, now time.Time, limit int) ([]idempotency.Record, error)
 }
 
@@ -108,7 +111,11 @@ type Outbox interface {
 	// UpdateOutbox writes e if the stored version equals expectedVersion.
 	UpdateOutbox(ctx context.Context, e outbox.Event, expectedVersion int64) error
 	// ListOutboxDue returns up to limit pending rows of shard whose
-	// NextAttemptAt <= now and whose lease is free at now, oldest CreatedAt first.
+	// NextAttemptAt <= now and whose lease is free at now, earliest
+	// NextAttemptAt first (the zero time first), ties by ID: the order of
+	// the due index, so an adapter reads about limit rows (a row's place
+	// among its aggregate's rows is EarliestPending's concern, not this
+	// order's).
 	ListOutboxDue(ctx context.Context, shard int, now time.Time, limit int) ([]outbox.Event, error)
 	// EarliestPending returns, for each given aggregate id that has pending
 	// rows, the id of its pending row that was written first. InsertOutbox
@@ -118,9 +125,15 @@ type Outbox interface {
 	// writers' clocks may disagree); rows inserted in one transaction keep
 	// their insertion order.
 	EarliestPending(ctx context.Context, aggregateIDs []string) (map[string]string, error)
-	// OutboxBacklog returns the number of pending rows and the CreatedAt of the oldest.
+	// OutboxBacklog returns the number of pending rows and the CreatedAt of
+	// the oldest. An adapter may cap the count to bound what it reads (YDB:
+	// ydbstore.OutboxBacklogCap); a count at the cap means at least that
+	// many, and oldest is then the oldest of the rows counted.
 	OutboxBacklog(ctx context.Context) (pending int, oldest time.Time, err error)
-	// DeletePublishedOutbox deletes up to limit published rows published before t.
+	// DeletePublishedOutbox deletes up to limit published rows published
+	// before t. An adapter whose database expires published rows itself
+	// (YDB's TTL) deletes nothing and returns 0 (storetest
+	// Features.ExpiryByTTL).
 	DeletePublishedOutbox(ctx context.Context, before time.Time, limit int) (int, error)
 }
 
@@ -128,7 +141,9 @@ type Outbox interface {
 type Inbox interface {
 	// InsertInbox records that consumer processed messageID; Conflict if it already did.
 	InsertInbox(ctx context.Context, consumer, messageID string, at, expiresAt time.Time) error
-	// DeleteExpiredInbox deletes up to limit entries expired at now.
+	// DeleteExpiredInbox deletes up to limit entries expired at now. An
+	// adapter whose database expires entries itself (YDB's TTL) deletes
+	// nothing and returns 0 (storetest Features.ExpiryByTTL).
 	DeleteExpiredInbox(ctx context.Context, now time.Time, limit int) (int, error)
 }
 

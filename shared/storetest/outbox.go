@@ -176,10 +176,10 @@ func testOutboxListDue(t *testing.T, s store.Store) {
 		mk("dead", shard, outbox.StatusDead, sec(base, 0), time.Time{}, time.Time{}),
 		mk("other-shard", shard+1, pending, sec(base, 0), time.Time{}, time.Time{}),
 	}
-	// Expected order: CreatedAt, then ID (the tie).
+	// Expected order: NextAttemptAt (the zero time first), then ID.
 	sort.SliceStable(due, func(i, j int) bool {
-		if !due[i].CreatedAt.Equal(due[j].CreatedAt) {
-			return due[i].CreatedAt.Before(due[j].CreatedAt)
+		if !due[i].NextAttemptAt.Equal(due[j].NextAttemptAt) {
+			return due[i].NextAttemptAt.Before(due[j].NextAttemptAt)
 		}
 		return due[i].ID < due[j].ID
 	})

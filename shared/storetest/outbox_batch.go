@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"context"
+	"sort"
 	"testing"
 	"time"
 
@@ -35,6 +36,8 @@ func testOutboxListDueFrom(t *testing.T, s store.Store) {
 		mk("above-leased", shard+1, sec(base, 0), sec(base, 500)),
 	}
 	all := append(append([]outbox.Event(nil), due...), notDue...)
+	// Expected order: as ListOutboxDue (all are due since the zero time: by ID).
+	sort.Slice(due, func(i, j int) bool { return due[i].ID < due[j].ID })
 	insertEvents(t, s, all...)
 	retireEvents(t, s, idsOf(all, outboxID)...)
 	mine := setOf(idsOf(all, outboxID)...)
@@ -44,7 +47,7 @@ func testOutboxListDueFrom(t *testing.T, s store.Store) {
 			return err
 		}
 		if g, w := onlyMine(idsOf(got, outboxID), mine), idsOf(due, outboxID); !equalIDs(g, w) {
-			t.Errorf("ListOutboxDueFrom = %v, want %v (shards >= %d, oldest first)", g, w, shard)
+			t.Errorf("ListOutboxDueFrom = %v, want %v (shards >= %d, earliest next attempt first)", g, w, shard)
 		}
 		if got, err := tx.ListOutboxDueFrom(ctx, shard, now, 0); err != nil || len(got) != 0 {
 			t.Errorf("limit 0 = %v, %v", got, err)

@@ -26,10 +26,34 @@ import (
 	"ordersaga/shared/store"
 )
 
-// Run runs the whole suite. open is called once per subtest and returns a
-// ready store; it owns the store's lifetime (close it with t.Cleanup). The
-// subtests do not call t.Parallel.
+// Features are the documented differences an adapter may declare. Each one
+// changes what a subtest asserts, never whether it runs.
+type Features struct {
+	// ExpiryByTTL: the database deletes expired rows itself (YDB's TTL on
+	// inbox.expires_at, idempotency_keys.expires_at and outbox.expire_at),
+	// so the port's explicit purges of expired rows find nothing:
+	// DeleteExpiredInbox and DeletePublishedOutbox delete nothing and
+	// return 0, and ListStaleIdempotencyKeys returns only keys in progress
+	// with a lapsed lock (an expired key waits for the TTL; Decide already
+	// treats it as free). The subtests assert exactly that.
+	ExpiryByTTL bool
+}
+
+// features is what the running suite's adapter declared (RunWith).
+var features Features
+
+// Run runs the whole suite for an adapter with no Features. open is called
+// once per subtest and returns a ready store; it owns the store's lifetime
+// (close it with t.Cleanup). The subtests do not call t.Parallel.
 func Run(t *testing.T, open func(t *testing.T) store.Store) {
+	RunWith(t, Features{}, open)
+}
+
+// RunWith runs the whole suite for an adapter that declares f.
+func RunWith(t *testing.T, f Features, open func(t *testing.T) store.Store) {
+	prev := features
+	features = f
+	defer func() { features = prev }()
 	groups := []struct {
 		name  string
 		tests []subtest

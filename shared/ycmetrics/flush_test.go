@@ -11,8 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/yandex-cloud/go-sdk/v2/credentials"
-
 	"ordersaga/shared/apperr"
 	"ordersaga/shared/metrics"
 )
@@ -243,21 +241,6 @@ func TestInvalidCallsAreCounted(t *testing.T) {
 	want := map[string]float64{metrics.DropKind: 3, metrics.DropInvalidValue: 2, metrics.DropUnknownLabel: 1, metrics.DropOddLabels: 1}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("dropped = %v, want %v", got, want)
-	}
-}
-
-func TestFromCredentials(t *testing.T) {
-	f := newFake(t, nil)
-	r, _ := newRecorder(t, f, func(c *Config) { c.Tokens = FromCredentials(credentials.IAMToken("sdk-token")) })
-	r.Add(metrics.Reconciled, 1)
-	if err := r.Flush(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if a := f.requests()[0].Header.Get("Authorization"); a != "Bearer sdk-token" {
-		t.Errorf("Authorization = %q", a)
-	}
-	if _, err := FromCredentials(credentials.IAMToken("")).IAMToken(context.Background()); err == nil {
-		t.Errorf("an empty token was accepted")
 	}
 }
 

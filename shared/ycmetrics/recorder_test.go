@@ -100,8 +100,9 @@ func TestConcurrentRecordAndFlush(t *testing.T) {
 	}
 }
 
-// InstanceServiceAccount goes through go-sdk's metadata credentials; the
-// metadata service is faked on loopback via YC_METADATA_ADDR.
+// InstanceServiceAccount goes through ydb-go-yc-metadata's credentials
+// (the metadata service's token endpoint with Metadata-Flavor: Google),
+// faked on loopback, and creates nothing until the first token is needed.
 func TestInstanceServiceAccount(t *testing.T) {
 	var calls atomic.Int32
 	meta := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -113,9 +114,9 @@ func TestInstanceServiceAccount(t *testing.T) {
 		_, _ = io.WriteString(w, `{"access_token":"meta-token","expires_in":3600,"token_type":"Bearer"}`)
 	}))
 	defer meta.Close()
-	t.Setenv("YC_METADATA_ADDR", meta.Listener.Addr().String())
-
-	src := InstanceServiceAccount()
+	// The platform's token URL is http://169.254.169.254 + that path; the
+	// fake serves the same path on loopback.
+	src := &lazySource{url: meta.URL + "/computeMetadata/v1/instance/service-accounts/default/token"}
 	if calls.Load() != 0 {
 		t.Fatalf("creating the source called the metadata service")
 	}

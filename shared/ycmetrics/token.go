@@ -5,7 +5,7 @@ import (
 	"errors"
 	"sync"
 
-	"github.com/yandex-cloud/go-sdk/v2/credentials"
+	ycmeta "github.com/ydb-platform/ydb-go-yc-metadata"
 )
 
 // TokenSource supplies IAM tokens for the write API. Implementations are
@@ -24,39 +24,35 @@ var _ TokenSource = TokenFunc(nil)
 // IAMToken calls f.
 func (f TokenFunc) IAMToken(ctx context.Context) (string, error) { return f(ctx) }
 
-// FromCredentials adapts go-sdk credentials (e.g. credentials.IAMToken(t)).
-func FromCredentials(c credentials.NonExchangeableCredentials) TokenSource {
-	return credsSource{c}
-}
-
-type credsSource struct {
-	c credentials.NonExchangeableCredentials
-}
-
-func (s credsSource) IAMToken(ctx context.Context) (string, error) {
-	tok, err := s.c.IAMToken(ctx)
-	if err != nil {
-		return "", err
-	}
-	if tok == nil || tok.Token == "" {
-		return "", errors.New("ycmetrics: credentials returned an empty IAM token")
-	}
-	return tok.Token, nil
-}
-
 // InstanceServiceAccount returns the token source of the function's service
-// account: go-sdk's credentials.InstanceServiceAccount(), which reads the
-// metadata service (169.254.169.254) and caches and refreshes the token.
-// The provider starts a background refresh goroutine when created, so it is
-// created on the first IAMToken call, not here.
+// account: the metadata service (169.254.169.254, platform-notes §1.5) read
+// by ydb-go-yc-metadata, which caches the token and refreshes it in the
+// background — the same provider the YDB adapter authenticates with, so the
+// zips carry one metadata client, not also the Yandex Cloud SDK's. The
+// provider starts its refresh goroutine when created, so it is created on
+// the first IAMToken call, not here.
 func InstanceServiceAccount() TokenSource { return &lazySource{} }
 
 type lazySource struct {
+	url  string // the metadata token URL; "" = the platform's (tests set a fake)
 	once sync.Once
-	src  TokenSource
+	src  *ycmeta.InstanceServiceAccountCredentials
 }
 
 func (l *lazySource) IAMToken(ctx context.Context) (string, error) {
-	l.once.Do(func() { l.src = FromCredentials(credentials.InstanceServiceAccount()) })
-	return l.src.IAMToken(ctx)
+	l.once.Do(func() {
+		var opts []ycmeta.InstanceServiceAccountCredentialsOption
+		if l.url != "" {
+			opts = append(opts, ycmeta.WithInstanceServiceAccountURL(l.url))
+		}
+		l.src = ycmeta.NewInstanceServiceAccount(opts...)
+	})
+	tok, err := l.src.Token(ctx)
+	if err != nil {
+		return "", err
+	}
+	if tok == "" {
+		return "", errors.New("ycmetrics: the metadata service returned an empty IAM token")
+	}
+	return tok, nil
 }

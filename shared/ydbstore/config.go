@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/ydb-platform/ydb-go-sdk/v3"
-	yc "github.com/ydb-platform/ydb-go-yc"
+	ycmeta "github.com/ydb-platform/ydb-go-yc-metadata"
 
 	"ordersaga/shared/apperr"
 )
@@ -139,11 +139,15 @@ func (c Config) driverOptions() []ydb.Option {
 	opts := []ydb.Option{ydb.WithDialTimeout(c.DialTimeout)}
 	switch c.Auth {
 	case AuthMetadata:
-		opts = append(opts, yc.WithMetadataCredentials(), yc.WithInternalCA())
+		// ydb-go-yc-metadata is the package ydb-go-yc's WithMetadataCredentials
+		// and WithInternalCA forward to; importing it directly keeps ydb-go-yc's
+		// service-account-key client (and the whole Yandex Cloud API proto
+		// set it pulls in) out of the function zips.
+		opts = append(opts, ydb.WithCredentials(ycmeta.NewInstanceServiceAccount()), ycmeta.WithInternalCA())
 	case AuthToken:
 		// The cloud endpoints' certificates chain to Yandex's CA; appending
 		// it is harmless for other endpoints.
-		opts = append(opts, ydb.WithAccessTokenCredentials(strings.TrimSpace(c.Token)), yc.WithInternalCA())
+		opts = append(opts, ydb.WithAccessTokenCredentials(strings.TrimSpace(c.Token)), ycmeta.WithInternalCA())
 	case AuthAnonymous:
 		opts = append(opts, ydb.WithAnonymousCredentials())
 	}

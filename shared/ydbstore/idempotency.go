@@ -56,27 +56,24 @@ WHERE scope = $scope AND idem_key = $idem_key;`
 	yqlDeleteIdem = idemKeyDeclares + `
 DELETE FROM idempotency_keys WHERE scope = $scope AND idem_key = $idem_key;`
 
-	// Stale, first half: expired. NULL expires_at never expires (the
-	// comparison is NULL, which WHERE treats as false).
-	yqlListExpiredIdem = `
-DECLARE $now AS Timestamp;
-DECLARE $limit AS Uint64;
-SELECT ` + idemColumns + ` FROM idempotency_keys VIEW idx_expires
-WHERE expires_at <= $now
-ORDER BY expires_at, scope, idem_key
-LIMIT $limit;`
-
-	// Stale, second half: in progress with a lapsed lock; a NULL lock has
-	// lapsed. Sorted like the first half (NULL expiry first, explicitly), so
-	// that the first $limit rows of the union are among the two results.
+	// Stale: in progress with a lapsed lock. A NULL lock (the zero time)
+	// has lapsed: a point prefix (status, NULL) of its own, read in key
+	// order; locked_until <= $now is a range without NULL read in index
+	// order, so each branch reads at most LIMIT rows (issue 12 item 3).
+	// The adapter orders the union by expiry.
 	yqlListLockLapsedIdem = `
 DECLARE $in_progress AS Utf8;
 DECLARE $now AS Timestamp;
 DECLARE $limit AS Uint64;
-SELECT ` + idemColumns + ` FROM idempotency_keys VIEW idx_status_locked
-WHERE status = $in_progress AND (locked_until IS NULL OR locked_until <= $now)
-ORDER BY (expires_at IS NOT NULL), expires_at, scope, idem_key
-LIMIT $limit;`
+$unset = SELECT ` + idemColumns + ` FROM idempotency_keys VIEW idx_status_locked
+WHERE status = $in_progress AND locked_until IS NULL
+ORDER BY scope, idem_key
+LIMIT $limit;
+$lapsed = SELECT ` + idemColumns + ` FROM idempotency_keys VIEW idx_status_locked
+WHERE status = $in_progress AND locked_until <= $now
+ORDER BY locked_until, scope, idem_key
+LIMIT $limit;
+SELECT * FROM $unset UNION ALL SELECT * FROM $lapsed;`
 )
 
 // InsertIdempotencyKey implements store.Idempotency; Conflict if the key
@@ -129,10 +126,12 @@ func (t *tx) DeleteIdempotencyKey(ctx context.Context, scope, key string) error 
 	return t.exec(ctx, "delete idempotency key", yqlDeleteIdem, idemKeyParams(scope, key))
 }
 
-// ListStaleIdempotencyKeys implements store.Idempotency: keys expired at now
-// or in progress with a lock lapsed at now, earliest expiry first (a zero
-// expiry first of all), then by scope and key. Two index reads, merged.
-// limit <= 0 returns nothing.
+// ListStaleIdempotencyKeys implements store.Idempotency: keys in progress
+// with a lock lapsed at now, earliest expiry first (a zero expiry first of
+// all), then by scope and key. Keys that are only expired are left to the
+// table's TTL (schema/ydb/0002_idempotency_keys.sql; storetest
+// Features.ExpiryByTTL): the expires_at index was dropped by migration
+// 0012 (issue 12 item 5). limit <= 0 returns nothing.
 func (t *tx) ListStaleIdempotencyKeys(ctx context.Context, now time.Time, limit int) ([]idempotency.Record, error) {
 	if limit <= 0 {
 		return nil, nil
@@ -149,10 +148,6 @@ func (t *tx) ListStaleIdempotencyKeys(ctx context.Context, now time.Time, limit 
 			out = append(out, rec)
 		}
 		return nil
-	}
-	if err := t.rows(ctx, "list expired idempotency keys", yqlListExpiredIdem,
-		newParams().ts("$now", now).uint("$limit", uint64(limit)), collect); err != nil {
-		return nil, err
 	}
 	if err := t.rows(ctx, "list abandoned idempotency keys", yqlListLockLapsedIdem,
 		newParams().text("$in_progress", string(idempotency.StatusInProgress)).

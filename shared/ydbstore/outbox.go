@@ -2,6 +2,8 @@ package ydbstore
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/ydb-platform/ydb-go-sdk/v3/query"
@@ -74,19 +76,32 @@ SELECT ` + outboxColumns + ` FROM outbox WHERE id = $id;`
 DECLARE $id AS Utf8;
 SELECT version FROM outbox WHERE id = $id;`
 
-	// The relay's claim: pending rows of one shard, due and lease free (NULL
-	// next attempt is due, NULL lease is free), oldest created first.
+	// The relay's claim: pending rows of one shard, due and lease free,
+	// earliest next attempt first (issue 12 item 3: every branch is a key
+	// range of idx_status_shard_next read in index order, so it stops after
+	// LIMIT matching rows). A NULL next attempt (the zero time: due) is a
+	// branch of its own, a point prefix (status, shard, NULL) read in id
+	// order; next_attempt_at <= $now is a range that holds no NULL. The
+	// lease condition is the only filter not in the key: a branch reads at
+	// most LIMIT rows plus the due rows leased right now (the batches in
+	// flight). The adapter merges the branches (Go: next attempt, then id)
+	// and keeps the first LIMIT.
 	yqlListOutboxDue = `
 DECLARE $pending AS Utf8;
 DECLARE $shard AS Int64;
 DECLARE $now AS Timestamp;
 DECLARE $limit AS Uint64;
-SELECT ` + outboxColumns + ` FROM outbox VIEW idx_status_shard_next
-WHERE status = $pending AND shard = $shard
-	AND (next_attempt_at IS NULL OR next_attempt_at <= $now)
+$unset = SELECT ` + outboxColumns + ` FROM outbox VIEW idx_status_shard_next
+WHERE status = $pending AND shard = $shard AND next_attempt_at IS NULL
 	AND (lease_until IS NULL OR lease_until <= $now)
-ORDER BY (created_at IS NOT NULL), created_at, id
-LIMIT $limit;`
+ORDER BY id
+LIMIT $limit;
+$due = SELECT ` + outboxColumns + ` FROM outbox VIEW idx_status_shard_next
+WHERE status = $pending AND shard = $shard AND next_attempt_at <= $now
+	AND (lease_until IS NULL OR lease_until <= $now)
+ORDER BY next_attempt_at, id
+LIMIT $limit;
+SELECT * FROM $unset UNION ALL SELECT * FROM $due;`
 
 	// Every pending row of the given aggregates; EarliestPending picks the
 	// first of each in Go by aggregate_seq (pending rows per aggregate are
@@ -98,28 +113,18 @@ DECLARE $pending AS Utf8;
 SELECT aggregate_id, id, aggregate_seq, created_at FROM outbox VIEW idx_aggregate
 WHERE aggregate_id IN $aggregate_ids AND status = $pending;`
 
-	// COUNT(created_at) < COUNT(*) means some pending row has a NULL (zero)
-	// created_at, which is then the oldest; MIN ignores NULLs.
+	// Issue 12 item 4: the count reads at most $cap rows of the index's
+	// status prefix (a LIMITed subquery, whatever the backlog), and the
+	// oldest is the smallest created_at among those rows (a NULL one, the
+	// zero time, makes dated < pending). Exact below the cap; at the cap it
+	// means "at least $cap" and the oldest of the rows read.
 	yqlOutboxBacklog = `
 DECLARE $pending AS Utf8;
-SELECT COUNT(*) AS pending, COUNT(created_at) AS dated, MIN(created_at) AS oldest
-FROM outbox VIEW idx_status_shard_next
-WHERE status = $pending;`
-
-	// Published before $before (a NULL published_at is the earliest time),
-	// oldest first; the ids are then deleted by yqlDeleteOutboxByID.
-	yqlListPublishedBefore = `
-DECLARE $published AS Utf8;
-DECLARE $before AS Timestamp;
-DECLARE $limit AS Uint64;
-SELECT id FROM outbox VIEW idx_status_published
-WHERE status = $published AND (published_at IS NULL OR published_at < $before)
-ORDER BY (published_at IS NOT NULL), published_at, id
-LIMIT $limit;`
-
-	yqlDeleteOutboxByID = `
-DECLARE $ids AS List<Utf8>;
-DELETE FROM outbox WHERE id IN $ids;`
+DECLARE $cap AS Uint64;
+$head = SELECT created_at FROM outbox VIEW idx_status_shard_next
+WHERE status = $pending
+LIMIT $cap;
+SELECT COUNT(*) AS pending, COUNT(created_at) AS dated, MIN(created_at) AS oldest FROM $head;`
 )
 
 // maxInList bounds the ids bound into one List parameter.
@@ -168,7 +173,19 @@ func (t *tx) ListOutboxDue(ctx context.Context, shard int, now time.Time, limit 
 			out = append(out, e)
 			return err
 		})
-	return out, err
+	return firstDue(out, limit), err
+}
+
+// firstDue sorts the branches' rows by (NextAttemptAt, ID), the zero time
+// first, and keeps the first limit.
+func firstDue(es []outbox.Event, limit int) []outbox.Event {
+	slices.SortFunc(es, func(a, b outbox.Event) int {
+		if c := a.NextAttemptAt.Compare(b.NextAttemptAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return es[:min(len(es), limit)]
 }
 
 // EarliestPending implements store.Outbox (first by aggregate_seq, the
@@ -226,15 +243,19 @@ func (t *tx) EarliestPending(ctx context.Context, aggregateIDs []string) (map[st
 	return out, nil
 }
 
-// OutboxBacklog implements store.Outbox: the pending count and the CreatedAt
-// of the oldest pending row (zero when none is pending).
+// OutboxBacklogCap bounds the rows OutboxBacklog reads (issue 12 item 4).
+const OutboxBacklogCap = 1000
+
+// OutboxBacklog implements store.Outbox: the pending count, capped at
+// OutboxBacklogCap (store.Outbox allows it), and the CreatedAt of the
+// oldest of the rows counted (zero when none is pending).
 func (t *tx) OutboxBacklog(ctx context.Context) (int, time.Time, error) {
 	var (
 		pending, dated uint64
 		oldest         *time.Time
 	)
 	_, err := t.row(ctx, "outbox backlog", yqlOutboxBacklog,
-		newParams().text("$pending", string(outbox.StatusPending)),
+		newParams().text("$pending", string(outbox.StatusPending)).uint("$cap", OutboxBacklogCap),
 		func(r query.Row) error {
 			return r.ScanNamed(query.Named("pending", &pending), query.Named("dated", &dated),
 				query.Named("oldest", &oldest))
@@ -245,31 +266,12 @@ func (t *tx) OutboxBacklog(ctx context.Context) (int, time.Time, error) {
 	return int(pending), fromTS(oldest), nil
 }
 
-// DeletePublishedOutbox implements store.Outbox, oldest publication first.
-// limit <= 0 deletes nothing.
+// DeletePublishedOutbox implements store.Outbox. On YDB the table's TTL
+// (expire_at = published_at + Config.OutboxRetention,
+// schema/ydb/0004_outbox.sql) deletes published rows in the background, so
+// this deletes nothing and returns 0 (storetest Features.ExpiryByTTL):
+// there is no index to find them by publication time (dropped by
+// migration 0012, issue 12 item 5).
 func (t *tx) DeletePublishedOutbox(ctx context.Context, before time.Time, limit int) (int, error) {
-	if limit <= 0 {
-		return 0, nil
-	}
-	var ids []string
-	err := t.rows(ctx, "list published outbox events", yqlListPublishedBefore,
-		newParams().text("$published", string(outbox.StatusPublished)).ts("$before", before).uint("$limit", uint64(limit)),
-		func(r query.Row) error {
-			var id string
-			err := r.ScanNamed(query.Named("id", &id))
-			ids = append(ids, id)
-			return err
-		})
-	if err != nil || len(ids) == 0 {
-		return 0, err
-	}
-	for rest := ids; len(rest) > 0; {
-		chunk := rest[:min(len(rest), maxInList)]
-		rest = rest[len(chunk):]
-		if err := t.exec(ctx, "delete published outbox events", yqlDeleteOutboxByID,
-			newParams().textList("$ids", chunk)); err != nil {
-			return 0, err
-		}
-	}
-	return len(ids), nil
+	return 0, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -156,18 +157,30 @@ var aliasTypes = map[string]reflect.Type{
 	"total":   reflect.TypeOf((*int64)(nil)), // SUM(Int64)
 }
 
+var reSelectAny = regexp.MustCompile(`(?s)\bSELECT\s+(.*?)\s+FROM\s+(\$?\w+)`)
+
 func (f *fakeRow) ScanNamed(dst ...query.NamedDestination) error {
-	m := reSelect.FindStringSubmatch(reDeclare.ReplaceAllString(f.yql, ""))
-	if m == nil {
+	// Every projection of the query counts (a named subquery $x = SELECT
+	// ... FROM table, then SELECT ... FROM $x); the table is the first one
+	// read from.
+	ms := reSelectAny.FindAllStringSubmatch(reDeclare.ReplaceAllString(f.yql, ""), -1)
+	var tb table
+	tableName := ""
+	selected := map[string]bool{}
+	for _, m := range ms {
+		if t, ok := f.r.tables[m[2]]; ok && tableName == "" {
+			tb, tableName = t, m[2]
+		}
+		for _, item := range splitTop(m[1]) {
+			fields := strings.Fields(item)
+			selected[strings.Trim(fields[len(fields)-1], "`")] = true // a column, or the alias after AS
+		}
+	}
+	if tableName == "" {
 		f.r.t.Errorf("%s: scanned, but it selects nothing", f.name)
 		return nil
 	}
-	projection, tb := m[1], f.r.tables[m[2]]
-	selected := map[string]bool{}
-	for _, item := range splitTop(projection) {
-		fields := strings.Fields(item)
-		selected[strings.Trim(fields[len(fields)-1], "`")] = true // a column, or the alias after AS
-	}
+	m := []string{"", "", tableName}
 	for _, d := range dst {
 		col, ref := d.Name(), reflect.TypeOf(d.Ref())
 		if !selected[col] {

@@ -2,7 +2,9 @@ package ydbstore
 
 import (
 	"context"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ydb-platform/ydb-go-sdk/v3/query"
@@ -56,30 +58,72 @@ SELECT ` + sagaColumns + ` FROM sagas WHERE id = $id;`
 DECLARE $id AS Utf8;
 SELECT version FROM sagas WHERE id = $id;`
 
-	// Unfinished ($states), due and lease free; a NULL next attempt is due
-	// and a NULL lease is free. Oldest next attempt first (NULL first).
+	// Recovery's due list (issue 12 item 3): per unfinished state, two key
+	// ranges of idx_state_next read in index order, so each branch stops
+	// after LIMIT matching rows: a NULL next attempt (the zero time: due;
+	// a point prefix (state, NULL), read in id order) and next_attempt_at
+	// <= $now (a range without NULL). The lease condition is the only
+	// filter not in the key (a branch reads at most LIMIT plus the due
+	// sagas leased right now). The adapter merges the six branches by
+	// (next attempt, id) and keeps the first LIMIT.
 	yqlListSagasDue = `
-DECLARE $states AS List<Utf8>;
+DECLARE $pending AS Utf8;
+DECLARE $running AS Utf8;
+DECLARE $compensating AS Utf8;
 DECLARE $now AS Timestamp;
 DECLARE $limit AS Uint64;
-SELECT ` + sagaColumns + ` FROM sagas VIEW idx_state_next
-WHERE state IN $states
-	AND (next_attempt_at IS NULL OR next_attempt_at <= $now)
-	AND (lease_until IS NULL OR lease_until <= $now)
-ORDER BY (next_attempt_at IS NOT NULL), next_attempt_at, id
-LIMIT $limit;`
+$p0 = SELECT ` + sagaColumns + ` FROM sagas VIEW idx_state_next
+WHERE state = $pending AND next_attempt_at IS NULL AND (lease_until IS NULL OR lease_until <= $now)
+ORDER BY id LIMIT $limit;
+$p1 = SELECT ` + sagaColumns + ` FROM sagas VIEW idx_state_next
+WHERE state = $pending AND next_attempt_at <= $now AND (lease_until IS NULL OR lease_until <= $now)
+ORDER BY next_attempt_at, id LIMIT $limit;
+$r0 = SELECT ` + sagaColumns + ` FROM sagas VIEW idx_state_next
+WHERE state = $running AND next_attempt_at IS NULL AND (lease_until IS NULL OR lease_until <= $now)
+ORDER BY id LIMIT $limit;
+$r1 = SELECT ` + sagaColumns + ` FROM sagas VIEW idx_state_next
+WHERE state = $running AND next_attempt_at <= $now AND (lease_until IS NULL OR lease_until <= $now)
+ORDER BY next_attempt_at, id LIMIT $limit;
+$c0 = SELECT ` + sagaColumns + ` FROM sagas VIEW idx_state_next
+WHERE state = $compensating AND next_attempt_at IS NULL AND (lease_until IS NULL OR lease_until <= $now)
+ORDER BY id LIMIT $limit;
+$c1 = SELECT ` + sagaColumns + ` FROM sagas VIEW idx_state_next
+WHERE state = $compensating AND next_attempt_at <= $now AND (lease_until IS NULL OR lease_until <= $now)
+ORDER BY next_attempt_at, id LIMIT $limit;
+SELECT * FROM $p0 UNION ALL SELECT * FROM $p1 UNION ALL SELECT * FROM $r0
+UNION ALL SELECT * FROM $r1 UNION ALL SELECT * FROM $c0 UNION ALL SELECT * FROM $c1;`
 
-	// One state, updated before $updated_before (NULL: any time; a NULL
-	// updated_at is the earliest time), oldest update first.
+	// One state, newest update first, ties by larger id: the reverse of
+	// idx_state_updated's order within the (state) prefix, read with
+	// LIMIT (issue 12 item 3: the reconciler reads at most LIMIT sagas per
+	// state, never every completed one). Updated before a time: the range
+	// updated_at < $updated_before (which holds no NULL) plus the NULL
+	// point prefix (a NULL updated_at is the zero time, before any bound),
+	// merged by the adapter (NULLs last). Without a bound: the range
+	// updated_at >= the epoch (every non-NULL) plus the NULL prefix.
+	yqlListSagasByStateBefore = `
+DECLARE $state AS Utf8;
+DECLARE $updated_before AS Timestamp;
+DECLARE $limit AS Uint64;
+$dated = SELECT ` + sagaColumns + ` FROM sagas VIEW idx_state_updated
+WHERE state = $state AND updated_at < $updated_before
+ORDER BY updated_at DESC, id DESC LIMIT $limit;
+$undated = SELECT ` + sagaColumns + ` FROM sagas VIEW idx_state_updated
+WHERE state = $state AND updated_at IS NULL
+ORDER BY id DESC LIMIT $limit;
+SELECT * FROM $dated UNION ALL SELECT * FROM $undated;`
+
 	yqlListSagasByState = `
 DECLARE $state AS Utf8;
-DECLARE $updated_before AS Optional<Timestamp>;
+DECLARE $epoch AS Timestamp;
 DECLARE $limit AS Uint64;
-SELECT ` + sagaColumns + ` FROM sagas VIEW idx_state_updated
-WHERE state = $state
-	AND ($updated_before IS NULL OR updated_at IS NULL OR updated_at < $updated_before)
-ORDER BY (updated_at IS NOT NULL) DESC, updated_at DESC, id DESC
-LIMIT $limit;`
+$dated = SELECT ` + sagaColumns + ` FROM sagas VIEW idx_state_updated
+WHERE state = $state AND updated_at >= $epoch
+ORDER BY updated_at DESC, id DESC LIMIT $limit;
+$undated = SELECT ` + sagaColumns + ` FROM sagas VIEW idx_state_updated
+WHERE state = $state AND updated_at IS NULL
+ORDER BY id DESC LIMIT $limit;
+SELECT * FROM $dated UNION ALL SELECT * FROM $undated;`
 
 	yqlSagaLogExists = `
 DECLARE $saga_id AS Utf8;
@@ -136,7 +180,14 @@ func (t *tx) ListSagasDue(ctx context.Context, now time.Time, limit int) ([]saga
 	if limit <= 0 {
 		return nil, nil
 	}
-	return t.listSagas(ctx, "list due sagas", yqlListSagasDue, sagasDueParams(now, limit))
+	out, err := t.listSagas(ctx, "list due sagas", yqlListSagasDue, sagasDueParams(now, limit))
+	slices.SortFunc(out, func(a, b saga.Instance) int {
+		if c := a.NextAttemptAt.Compare(b.NextAttemptAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out[:min(len(out), limit)], err
 }
 
 // ListSagasByState implements store.Sagas. limit <= 0 returns nothing.
@@ -144,8 +195,19 @@ func (t *tx) ListSagasByState(ctx context.Context, st saga.State, updatedBefore 
 	if limit <= 0 {
 		return nil, nil
 	}
-	return t.listSagas(ctx, "list sagas by state", yqlListSagasByState,
-		newParams().text("$state", string(st)).optTS("$updated_before", updatedBefore).uint("$limit", uint64(limit)))
+	yql, ps := yqlListSagasByState, newParams().text("$state", string(st)).ts("$epoch", time.Unix(0, 0))
+	if !updatedBefore.IsZero() {
+		yql, ps = yqlListSagasByStateBefore, newParams().text("$state", string(st)).ts("$updated_before", updatedBefore)
+	}
+	out, err := t.listSagas(ctx, "list sagas by state", yql, ps.uint("$limit", uint64(limit)))
+	// Newest update first, the zero time last; ties by larger id.
+	slices.SortFunc(out, func(a, b saga.Instance) int {
+		if c := b.UpdatedAt.Compare(a.UpdatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(b.ID, a.ID)
+	})
+	return out[:min(len(out), limit)], err
 }
 
 func (t *tx) listSagas(ctx context.Context, what, yql string, ps *paramList) ([]saga.Instance, error) {
@@ -179,7 +241,9 @@ func (t *tx) ListSagaLog(ctx context.Context, sagaID string) ([]saga.LogEntry, e
 
 func sagasDueParams(now time.Time, limit int) *paramList {
 	return newParams().
-		textList("$states", []string{string(saga.StatePending), string(saga.StateRunning), string(saga.StateCompensating)}).
+		text("$pending", string(saga.StatePending)).
+		text("$running", string(saga.StateRunning)).
+		text("$compensating", string(saga.StateCompensating)).
 		ts("$now", now).
 		uint("$limit", uint64(limit))
 }

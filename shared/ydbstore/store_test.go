@@ -44,5 +44,6 @@ func TestConformance(t *testing.T) {
 	}
 	// The suite isolates its rows (fresh ids, shards, time windows), so every
 	// subtest shares this one store; it is closed when the whole test ends.
-	storetest.Run(t, func(*testing.T) store.Store { return s })
+	// YDB's TTL deletes expired rows (docs/ydb.md, "Indexes").
+	storetest.RunWith(t, storetest.Features{ExpiryByTTL: true}, func(*testing.T) store.Store { return s })
 }

@@ -33,6 +33,9 @@ type Trips struct {
 	// Texts counts the statements by their first table-naming line, for
 	// a reader who wants to see what was sent.
 	Texts map[string]int
+	// Seq is every request in the order sent ("commit" for a
+	// CommitTransaction), for reading a count.
+	Seq []string
 }
 
 // Total is the round trips: queries plus commit RPCs (begins are lazy).
@@ -41,6 +44,7 @@ func (t Trips) Total() int { return t.Queries + t.Commits }
 func (t *Trips) add(o Trips) {
 	t.Queries += o.Queries
 	t.Commits += o.Commits
+	t.Seq = append(t.Seq, o.Seq...)
 	for k, v := range o.Texts {
 		if t.Texts == nil {
 			t.Texts = map[string]int{}
@@ -66,6 +70,7 @@ func (r *Recorder) note(yql string) {
 		r.Trips.Texts = map[string]int{}
 	}
 	r.Trips.Texts[summary(yql)]++
+	r.Trips.Seq = append(r.Trips.Seq, summary(yql))
 }
 
 // summary names a statement by its verbs and tables.
@@ -126,6 +131,7 @@ func (r *Recorder) Snapshot(ctx context.Context, yql string, p ydb.Params, fn fu
 // Commit implements ydbstore.OfflineConn.
 func (r *Recorder) Commit(context.Context) error {
 	r.Trips.Commits++
+	r.Trips.Seq = append(r.Trips.Seq, "commit")
 	return nil
 }
 

@@ -18,7 +18,12 @@ func TestRoundTripTargets(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, o := range ops {
-		t.Logf("%-45s %2d round trips (immediate writes: %2d)  %v", o.Name, o.Trips.Total(), before[i].Trips.Total(), o.Trips.Texts)
+		t.Logf("%-45s %2d round trips (immediate writes: %2d)", o.Name, o.Trips.Total(), before[i].Trips.Total())
+		if testing.Verbose() && !strings.HasPrefix(o.Name, "saga message") {
+			for _, q := range o.Trips.Seq {
+				t.Logf("    %s", q)
+			}
+		}
 		target, ok := Targets[o.Name]
 		if strings.HasPrefix(o.Name, "saga step") {
 			target, ok = StepTarget, true

@@ -22,7 +22,11 @@ import (
 type Twin struct {
 	Inner store.Store
 	Cfg   ydbstore.Config
-	rec   Recorder
+	// AfterSave, if set, is called after each transaction that appended a
+	// saga-log line committed: the end of a saga step's save, where
+	// Measure cuts a chain of steps run by one message into steps.
+	AfterSave func()
+	rec       Recorder
 }
 
 var _ store.Store = (*Twin)(nil)
@@ -53,25 +57,27 @@ func (w *Twin) run(ctx context.Context, readOnly bool, fn func(context.Context, 
 		inner = w.Inner.View
 	}
 	var fnErr error
+	stepSaved := false
 	err := inner(ctx, func(ctx context.Context, stx store.Tx) error {
-		saved := w.rec.Trips
 		ran := false
 		err := ydbstore.RunOffline(ctx, w.Cfg, &w.rec, readOnly, func(ctx context.Context, ytx store.Tx) error {
 			if ran { // the adapter reran the closure: replaying it is impossible
 				return apperr.New(apperr.Internal, "ydbtrips: the adapter reran a closure")
 			}
 			ran = true
-			fnErr = fn(ctx, &twinTx{s: stx, y: ytx, rec: &w.rec})
+			ttx := &twinTx{s: stx, y: ytx, rec: &w.rec}
+			fnErr = fn(ctx, ttx)
+			stepSaved = ttx.appendedLog
 			return fnErr
 		})
 		if fnErr == nil && err != nil {
 			return err
 		}
-		if w.rec.Trips.Queries == saved.Queries && fnErr != nil {
-			return fnErr
-		}
 		return fnErr
 	})
+	if err == nil && stepSaved && w.AfterSave != nil {
+		w.AfterSave()
+	}
 	return err
 }
 
@@ -80,6 +86,8 @@ type twinTx struct {
 	s   store.Tx
 	y   store.Tx
 	rec *Recorder
+	// appendedLog: the closure appended a saga-log line (a step's save).
+	appendedLog bool
 }
 
 // answer sets what the adapter's reads return for the next call.
@@ -219,6 +227,7 @@ func (t *twinTx) ListSagasByState(ctx context.Context, st saga.State, before tim
 
 func (t *twinTx) AppendSagaLog(ctx context.Context, e saga.LogEntry) error {
 	err := t.s.AppendSagaLog(ctx, e)
+	t.appendedLog = t.appendedLog || err == nil
 	t.inserted(err)
 	_ = t.y.AppendSagaLog(ctx, e)
 	return err

@@ -1,0 +1,50 @@
+-- Indexes after issue 12 items 3-5. One action per ALTER TABLE statement
+-- (ydb/docs/en/core/yql/reference/syntax/alter_table/indexes.md: ADD INDEX,
+-- DROP INDEX).
+--
+-- Why an index key must not start with a low-cardinality column followed by
+-- a timestamp: rows are partitioned by key ranges, so keys that grow with
+-- time put every write into the last partition of each prefix, and a split
+-- by load only moves the hot spot to the new last partition
+-- (ydb/docs/en/core/dev/primary-key/row-oriented.md, "Selecting a primary
+-- key": a monotonically increasing key prefix; the same holds for a global
+-- index's own table).
+--
+-- Dropped: indexes whose only job the table's TTL already does (YDB deletes
+-- expired rows in the background, ydb/docs/en/core/concepts/ttl.md). The
+-- port's explicit purges then find nothing on YDB: DeleteExpiredInbox and
+-- DeletePublishedOutbox return 0, and ListStaleIdempotencyKeys lists only
+-- lapsed locks (storetest Features.ExpiryByTTL; docs/ydb.md, "Indexes").
+--
+--   idempotency_keys.idx_expires (expires_at): a timestamp-leading key
+--     written by every new order; the TTL on expires_at deletes the keys.
+ALTER TABLE idempotency_keys DROP INDEX idx_expires;
+--   inbox.idx_expires (expires_at): written by every saga step; the TTL on
+--     expires_at deletes the entries.
+ALTER TABLE inbox DROP INDEX idx_expires;
+--   outbox.idx_status_published (status, published_at): every published
+--     row landed in the last partition of the "published" prefix; the TTL
+--     on expire_at (published_at + retention) deletes published rows.
+ALTER TABLE outbox DROP INDEX idx_status_published;
+
+-- Kept, and how each scales:
+--
+--   outbox.idx_status_shard_next (status, shard, next_attempt_at): the
+--     relay's due list and the capped backlog count. Spread by shard (one
+--     prefix per relay shard, OUTBOX_SHARDS); each due-list branch is a key
+--     range read in index order, at most LIMIT rows plus rows leased now.
+--   outbox.idx_aggregate (aggregate_id, status, created_at): per-aggregate
+--     order; aggregate ids are random uuids, so writes spread, and each
+--     read is the point prefix of one order or saga.
+--   sagas.idx_state_next (state, next_attempt_at) and
+--   sagas.idx_state_updated (state, updated_at): recovery's due list and
+--     the reconciler's newest-finished list, each branch a LIMITed key range
+--     read in index order. Their keys still start with a low-cardinality
+--     state followed by a time: NOT spread yet (docs/ydb.md, "Indexes": the
+--     bucket design and why it is not in this migration).
+--   idempotency_keys.idx_status_locked (status, locked_until): the
+--     lapsed-lock list, LIMITed branches; same caveat as the saga indexes.
+--   dead_letters.idx_status_last_failed (status, last_failed_at) and
+--     idx_source_ref (source, source_ref): operator listings and dedup of
+--     failures; written only when something fails (docs/ydb.md argues why
+--     a hot last partition of a table this small is acceptable).
