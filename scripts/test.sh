@@ -4,7 +4,7 @@
 # It formats-checks and vets the code, starts the pinned SQS emulator (kumo,
 # built from scripts/sqsemulator) so the YMQ adapter is tested against a real
 # SQS server, runs all tests (and the race detector on the concurrent
-# packages), runs each fuzz target briefly, runs a small seeded chaos run,
+# packages), runs each fuzz target briefly, runs small seeded chaos runs (classic and every mode),
 # and builds every function's deployment zip as a Go plugin exactly as the
 # Cloud Functions builder does.
 #
@@ -12,7 +12,7 @@
 #   FUZZTIME   per fuzz target, as an execution count (default 40000x). A count,
 #              not a duration: duration-based -fuzztime hits a Go 1.26 coordinator
 #              race (golang/go#75804) that fails with "context deadline exceeded".
-#   CHAOS_ORDERS  orders in the chaos run (default 150)
+#   CHAOS_ORDERS  orders in each chaos run (default 150)
 #   YDB_CONNECTION_STRING  if set, the YDB adapter runs the store conformance suite too
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -52,7 +52,7 @@ go test -count=1 ./...
 step "race detector on the concurrent packages"
 go test -count=1 -race ./shared/app/ ./shared/handlers/ ./shared/relay/ ./shared/sqlitestore/ \
   ./shared/sqlitequeue/ ./shared/resilience/ ./shared/orchestrator/ ./shared/ymq/ ./shared/redrive/ \
-  ./shared/payments/ ./shared/stock/
+  ./shared/payments/ ./shared/stock/ ./shared/chaos/
 
 step "fuzz targets (${FUZZTIME} each)"
 for target in $(go test -list '^Fuzz' ./shared/... 2>/dev/null | grep -E '^(Fuzz|ok)' | awk '/^Fuzz/{f=f" "$1} /^ok/{if(f!=""){print $2":"f}; f=""}' | tr ' ' ','); do
@@ -64,8 +64,13 @@ for target in $(go test -list '^Fuzz' ./shared/... 2>/dev/null | grep -E '^(Fuzz
   done
 done
 
-step "chaos run (${CHAOS_ORDERS} orders, seeded)"
-go run ./scripts/chaos -orders "$CHAOS_ORDERS" -seed 1
+step "chaos runs (${CHAOS_ORDERS} orders each: the classic seeded run, then every mode on two seeds)"
+go build -o "$work/chaos" ./scripts/chaos
+"$work/chaos" -orders "$CHAOS_ORDERS" -seed 1
+# -all: concurrent components on one SQLite file, clock skew, random Unicode,
+# settings varied by seed (shards lowered mid-run), and the checks of issue 13.
+# The long run (10 000 orders on seeds 1-5) is `go run ./scripts/chaos -long`.
+"$work/chaos" -orders "$CHAOS_ORDERS" -seeds 1-2 -all
 
 step "deployment zips build as plugins (golang123 builder emulation)"
 go run ./scripts/package -out "$work/dist" -verify

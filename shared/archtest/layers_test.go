@@ -55,7 +55,7 @@ var ranks = map[string]rank{
 
 	"storetest": contract, "queuetest": contract,
 
-	"app": root, "chaos": root, "deploycheck": root, "archtest": root,
+	"app": root, "chaos": root, "deploycheck": root, "archtest": root, "doccheck": root,
 	"cloudwiring": root, "localwiring": root, "wiringtest": root,
 	// The function bodies: each gets the App (and the local target's
 	// wiring for the runner's registry), decodes, calls one use case and
