@@ -119,6 +119,7 @@ func New(ctx context.Context, cfg config.Config, open Opener, opt Options) (*App
 	a.Orders = &orders.Service{
 		Store: a.store, Dispatcher: a.Relay, Shards: cfg.Relay.Shards,
 		Now: a.Now, NewID: a.NewID, Log: a.Log, OnIdempotency: a.hooks.idempotency,
+		Steps: orchestrator.CreateOrderSaga.Table(),
 	}
 	a.wireSaga(cfg, owner)
 	auth, err := authenticator(cfg)

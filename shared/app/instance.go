@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"ordersaga/shared/config"
+	"ordersaga/shared/orchestrator"
 )
 
 var (
@@ -30,7 +31,7 @@ func Instance(open Opener) (*App, error) {
 	if instance != nil {
 		return instance, nil
 	}
-	cfg, err := config.Load(os.Getenv)
+	cfg, err := LoadConfig(os.Getenv)
 	if err != nil {
 		return nil, err
 	}
@@ -42,4 +43,17 @@ func Instance(open Opener) (*App, error) {
 	}
 	instance = a
 	return a, nil
+}
+
+// LoadConfig is config.Load plus the checks that need the step table:
+// SAGA_LEASE must exceed the longest step timeout (orchestrator.CheckLease).
+func LoadConfig(getenv config.Getenv) (config.Config, error) {
+	cfg, err := config.Load(getenv)
+	if err != nil {
+		return config.Config{}, err
+	}
+	if err := orchestrator.CheckLease(cfg.Saga.Lease, orchestrator.CreateOrderSaga); err != nil {
+		return config.Config{}, err
+	}
+	return cfg, nil
 }

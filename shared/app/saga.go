@@ -73,7 +73,7 @@ func (a *App) wireSaga(cfg config.Config, owner string) {
 		DLQs:   map[string]string{"saga-commands-dlq": outbox.DestSagaCommands},
 		Shards: cfg.Relay.Shards, LoopLimit: cfg.Redrive.LoopLimit, MaxPerCall: cfg.Redrive.MaxPerCall,
 		MaxRate: float64(cfg.Redrive.MaxRate), ReceiveWait: wait, Now: a.Now, NewID: a.NewID, Log: a.Log,
-		OnIngested: a.hooks.ingested,
+		OnIngested: a.hooks.ingested, Steps: orchestrator.CreateOrderSaga.Table(),
 	}
 	a.Recovery = &orchestrator.Recovery{
 		Store: a.store, Now: a.Now, NewID: a.NewID, StuckAfter: cfg.Recovery.StuckAfter, BatchSize: cfg.Recovery.BatchSize,

@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"ordersaga/shared/orchestrator"
 
 	"ordersaga/shared/dlq"
 	"ordersaga/shared/order"
@@ -228,7 +229,7 @@ func (c *checker) sagasFinished() {
 			c.fail("saga %s belongs to order %s, which was never committed", id, inst.Data.OrderID)
 		}
 		if !inst.State.Finished() {
-			c.fail("saga %s is still %s at step %d (%s)", id, inst.State, inst.Step, inst.StepName())
+			c.fail("saga %s is still %s at step %d (%s)", id, inst.State, inst.Step, orchestrator.CreateOrderSaga.Table().StepName(inst))
 			continue
 		}
 		if inst.State == saga.StateFailed && !c.deadFor[string(dlq.SourceSaga)+"/"+id] {

@@ -52,8 +52,8 @@ type Advancer struct {
 	Shards int
 	// Owner names this advancer in leases (e.g. the function instance).
 	Owner string
-	// Steps is the step table (default saga.CreateOrderSteps).
-	Steps []saga.StepDef
+	// Steps is the executable step table (default CreateOrderSaga).
+	Steps Steps
 	// LoopLimit is the number of redrives after which a saga that fails
 	// again is flagged for manual handling (dlq.Record; default dlq.DefaultLoopLimit).
 	LoopLimit int
@@ -104,7 +104,7 @@ var (
 // means it must not be: the queue delivers it again after its visibility
 // timeout and the step is re-run idempotently. Safe for concurrent use.
 func (a *Advancer) Handle(ctx context.Context, m Message) (Result, error) {
-	cmd, err := DecodeCommand(m.Body)
+	cmd, err := saga.DecodeCommand(m.Body)
 	if err != nil {
 		a.log().Error("malformed saga command acknowledged", "outbox_event_id", m.EventID, "error", err)
 		return a.done(Result{Status: StatusMalformed}), nil
@@ -184,7 +184,7 @@ func (a *Advancer) mayChain(ctx context.Context, start time.Time, n int) bool {
 	if n >= a.maxChainSteps() || time.Since(start) >= a.chainBudget() {
 		return false
 	}
-	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < saga.LongestTimeout(a.steps())+2*time.Second {
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < a.steps().Table().LongestTimeout()+2*time.Second {
 		return false
 	}
 	return true
@@ -211,7 +211,7 @@ func (a *Advancer) chainBudget() time.Duration { return orDefault(a.ChainBudget,
 
 // acquire takes the saga's lease if the command is current. It returns a
 // non-empty res.Status when the message is to be acknowledged without work.
-func (a *Advancer) acquire(ctx context.Context, cmd Command) (saga.Instance, Result, error) {
+func (a *Advancer) acquire(ctx context.Context, cmd saga.Command) (saga.Instance, Result, error) {
 	var inst saga.Instance
 	var res Result
 	err := a.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
@@ -227,7 +227,7 @@ func (a *Advancer) acquire(ctx context.Context, cmd Command) (saga.Instance, Res
 		case cur.State.Finished():
 			res.Status, res.State = StatusFinished, cur.State
 			return nil
-		case !cmd.matches(cur):
+		case !cmd.Matches(cur):
 			res.Status, res.State = StatusStale, cur.State
 			return nil
 		case cur.LeaseUntil.After(now):
@@ -321,11 +321,11 @@ func (a *Advancer) done(r Result) Result {
 	return r
 }
 
-func (a *Advancer) steps() []saga.StepDef {
+func (a *Advancer) steps() Steps {
 	if len(a.Steps) > 0 {
 		return a.Steps
 	}
-	return saga.CreateOrderSteps
+	return CreateOrderSaga
 }
 
 func (a *Advancer) now() time.Time {

@@ -67,7 +67,7 @@ func TestChainingRunsTheSagaInOneMessage(t *testing.T) {
 	}
 	var log []saga.LogEntry
 	e.view(func(ctx context.Context, tx store.Tx) (err error) { log, err = tx.ListSagaLog(ctx, sagaID); return err })
-	if len(log) != len(saga.CreateOrderSteps) {
+	if len(log) != len(orchestrator.CreateOrderSaga) {
 		t.Fatalf("step log %d lines", len(log))
 	}
 	seen := map[string]bool{}

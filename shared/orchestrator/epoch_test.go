@@ -44,7 +44,7 @@ func TestRedriveMakesEveryOlderMessageStale(t *testing.T) {
 	for len(e.queue) > 0 {
 		d := e.queue[0]
 		e.queue = e.queue[1:]
-		if cmd, _ := orchestrator.DecodeCommand(d.msg.Body); oldCopy == nil && cmd.State == saga.StateCompensating && cmd.Attempt == 0 {
+		if cmd, _ := saga.DecodeCommand(d.msg.Body); oldCopy == nil && cmd.State == saga.StateCompensating && cmd.Attempt == 0 {
 			m := d.msg
 			oldCopy = &m // the queue will deliver this one again, much later
 		}

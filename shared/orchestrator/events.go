@@ -2,12 +2,9 @@ package orchestrator
 
 import (
 	"context"
-	"encoding/json"
 	"time"
 
-	"ordersaga/shared/apperr"
 	"ordersaga/shared/order"
-	"ordersaga/shared/orders"
 	"ordersaga/shared/outbox"
 	"ordersaga/shared/saga"
 	"ordersaga/shared/store"
@@ -39,33 +36,20 @@ func chain(inst saga.Instance, attrs map[string]string) map[string]string {
 // newAdvanceEvent builds the outbox row of a saga.advance command due at
 // nextAt. With lease > 0 the row is leased to owner so the relay leaves it
 // to the fast-path dispatch for that long.
-func newAdvanceEvent(id string, shards int, cmd Command, meta map[string]string, nextAt, now time.Time, owner string, lease time.Duration) outbox.Event {
-	e := outbox.Event{
-		ID: id, Shard: orders.ShardOf(cmd.SagaID, shards), AggregateType: "saga", AggregateID: cmd.SagaID,
-		EventType: outbox.TypeSagaAdvance, Destination: outbox.DestSagaCommands, Payload: cmd.Encode(),
-		Metadata: meta, Status: outbox.StatusPending, NextAttemptAt: nextAt, CreatedAt: now, Version: 1,
-	}
-	if lease > 0 {
-		e.LeaseOwner, e.LeaseUntil = owner, now.Add(lease)
-	}
-	return e
+func newAdvanceEvent(id string, shards int, cmd saga.Command, meta map[string]string, nextAt, now time.Time, owner string, lease time.Duration) outbox.Event {
+	r := outbox.SagaAdvance(id, cmd, meta)
+	r.DueAt, r.LeaseOwner, r.Lease = nextAt, owner, lease
+	return r.Pending(shards, now)
 }
 
 // newOrderEvent builds the order-events row announcing o's new status.
 func newOrderEvent(id string, shards int, eventType string, o order.Order, meta map[string]string, now time.Time, owner string, lease time.Duration) (outbox.Event, error) {
-	payload, err := json.Marshal(orders.NewView(o, nil, nil))
+	r, err := outbox.OrderEvent(id, eventType, o, meta)
 	if err != nil {
-		return outbox.Event{}, apperr.Wrap(apperr.Internal, err, "encode %s", eventType)
+		return outbox.Event{}, err
 	}
-	e := outbox.Event{
-		ID: id, Shard: orders.ShardOf(o.ID, shards), AggregateType: "order", AggregateID: o.ID,
-		EventType: eventType, Destination: outbox.DestOrderEvents, Payload: payload,
-		Metadata: meta, Status: outbox.StatusPending, NextAttemptAt: now, CreatedAt: now, Version: 1,
-	}
-	if lease > 0 {
-		e.LeaseOwner, e.LeaseUntil = owner, now.Add(lease)
-	}
-	return e, nil
+	r.LeaseOwner, r.Lease = owner, lease
+	return r.Pending(shards, now), nil
 }
 
 // insertEvents writes new outbox rows and returns those the caller may

@@ -21,41 +21,33 @@ var finalStatus = map[saga.State]struct {
 	saga.StateFailed:      {order.StatusFailed, outbox.TypeOrderFailed},
 }
 
-// reconcile compares finished sagas with their orders and repairs orders
-// whose status disagrees. The saga is the source of truth: its final state
+// listDiverged lists the finished sagas whose orders disagree with them;
+// Run repairs those orders (repair). The saga is the source of truth: its final state
 // was saved with its effects (stock, money), so the order is set to match
 // (even from another terminal status, which is logged loudly) and the
 // matching order event is written for downstream consumers.
-func (r *Recovery) reconcile(ctx context.Context, rep *Report, note func(error)) error {
+func (r *Recovery) listDiverged(ctx context.Context, tx store.Tx, rep *Report) ([]saga.Instance, error) {
 	var diverged []saga.Instance
-	err := r.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
-		diverged = nil
-		for _, st := range []saga.State{saga.StateCompleted, saga.StateCompensated, saga.StateFailed} {
-			list, err := tx.ListSagasByState(ctx, st, time.Time{}, r.reconcileBatch())
-			if err != nil {
-				return err
+	for _, st := range []saga.State{saga.StateCompleted, saga.StateCompensated, saga.StateFailed} {
+		list, err := tx.ListSagasByState(ctx, st, time.Time{}, r.reconcileBatch())
+		if err != nil {
+			return nil, err
+		}
+		for _, s := range list {
+			rep.ReconcileChecked++
+			o, err := tx.GetOrder(ctx, s.Data.OrderID)
+			if apperr.Is(err, apperr.NotFound) {
+				continue
 			}
-			for _, s := range list {
-				rep.ReconcileChecked++
-				o, err := tx.GetOrder(ctx, s.Data.OrderID)
-				if apperr.Is(err, apperr.NotFound) {
-					continue
-				}
-				if err != nil {
-					return err
-				}
-				if o.Status != finalStatus[st].status {
-					diverged = append(diverged, s)
-				}
+			if err != nil {
+				return nil, err
+			}
+			if o.Status != finalStatus[st].status {
+				diverged = append(diverged, s)
 			}
 		}
-		return nil
-	})
-	if err != nil {
-		return err
 	}
-	rep.Reconciled += r.forEach(ctx, diverged, r.repair, note)
-	return nil
+	return diverged, nil
 }
 
 // repair sets one order's status to what its finished saga implies.

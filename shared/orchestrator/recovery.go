@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"ordersaga/shared/idempotency"
+	"ordersaga/shared/saga"
 	"ordersaga/shared/store"
 )
 
@@ -46,6 +47,8 @@ type Recovery struct {
 	// Owner names the recovery in outbox leases (default "sagarecovery").
 	Owner string
 	Log   *slog.Logger
+	// Steps is the step table, to name a saga's step (default CreateOrderSaga).
+	Steps Steps
 }
 
 // Report is the JSON outcome of one Run.
@@ -81,16 +84,43 @@ func (r *Recovery) Run(ctx context.Context) (Report, error) {
 			}
 		}
 	}
-	note(r.redrive(ctx, &rep, note))
-	note(r.releaseKeys(ctx, &rep))
+	// The independent read-only lists of every job share one snapshot
+	// (one View: one round trip per list plus one commit); each item is
+	// re-checked in its own read-write transaction.
+	now := r.now()
+	var due, diverged []saga.Instance
+	var stale []idempotency.Record
+	err := r.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
+		rep.ReconcileChecked = 0
+		var err error
+		if due, err = r.listStuck(ctx, tx, now); err != nil {
+			return err
+		}
+		if stale, err = tx.ListStaleIdempotencyKeys(ctx, now, r.batch()); err != nil {
+			return err
+		}
+		diverged, err = r.listDiverged(ctx, tx, &rep)
+		return err
+	})
+	note(err)
+	if err == nil {
+		r.redrive(ctx, &rep, due, note)
+		note(r.releaseKeys(ctx, &rep, stale))
+	}
 	note(r.deleteInbox(ctx, &rep))
-	note(r.reconcile(ctx, &rep, note))
+	if err == nil {
+		rep.Reconciled += r.forEach(ctx, diverged, r.repair, note)
+	}
 	return rep, errors.Join(errs...)
 }
 
 // releaseKeys deletes idempotency keys that are expired or whose in-progress
-// lock lapsed, re-checking each inside the transaction.
-func (r *Recovery) releaseKeys(ctx context.Context, rep *Report) error {
+// lock lapsed, listing and re-checking each inside the transaction; listed
+// is what Run's snapshot found (none: nothing to do, no transaction).
+func (r *Recovery) releaseKeys(ctx context.Context, rep *Report, listed []idempotency.Record) error {
+	if len(listed) == 0 {
+		return nil
+	}
 	var n int
 	err := r.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		n = 0
@@ -151,6 +181,13 @@ func (r *Recovery) newID() string {
 		return r.NewID()
 	}
 	return randomID()
+}
+
+func (r *Recovery) steps() Steps {
+	if len(r.Steps) > 0 {
+		return r.Steps
+	}
+	return CreateOrderSaga
 }
 
 func (r *Recovery) batch() int {

@@ -71,7 +71,7 @@ func TestRecoveryFinishesAbandonedSagas(t *testing.T) {
 	if rep := e.runRecovery(); rep.Redriven != 1 || len(e.queue) != 1 {
 		t.Fatalf("want only saga 1 (lapsed lease) re-driven: %+v, queue %d", rep, len(e.queue))
 	}
-	if c, _ := orchestrator.DecodeCommand(e.queue[0].msg.Body); c.SagaID != s1 {
+	if c, _ := saga.DecodeCommand(e.queue[0].msg.Body); c.SagaID != s1 {
 		t.Fatalf("re-drove %s, want saga 1", c.SagaID)
 	}
 	e.clock.Advance(e.rec.StuckAfter)

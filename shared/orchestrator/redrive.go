@@ -27,25 +27,7 @@ import (
 // An old message still in flight for the same token and the new one race
 // harmlessly: the first takes the lease and moves the token, the second is
 // busy or stale.
-func (r *Recovery) redrive(ctx context.Context, rep *Report, note func(error)) error {
-	now := r.now()
-	var due []saga.Instance
-	err := r.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
-		// Due and lease free now, oldest NextAttemptAt first: the sagas due
-		// for longer than StuckAfter and the abandoned leases (whose
-		// NextAttemptAt is the time their step became due) come first.
-		list, err := tx.ListSagasDue(ctx, now, r.batch())
-		due = due[:0]
-		for _, s := range list {
-			if r.stuck(s, now) {
-				due = append(due, s)
-			}
-		}
-		return err
-	})
-	if err != nil {
-		return err
-	}
+func (r *Recovery) redrive(ctx context.Context, rep *Report, due []saga.Instance, note func(error)) {
 	rep.DueSagas += len(due)
 	r.forEach(ctx, due, func(ctx context.Context, id string) ([]outbox.Event, bool, error) {
 		dispatch, ok, gaveUp, err := r.redriveOne(ctx, id)
@@ -57,7 +39,21 @@ func (r *Recovery) redrive(ctx context.Context, rep *Report, note func(error)) e
 		}
 		return dispatch, ok, err
 	}, note)
-	return nil
+}
+
+// listStuck lists the sagas to re-drive at now: due and lease free now,
+// oldest NextAttemptAt first (the sagas due for longer than StuckAfter and
+// the abandoned leases, whose NextAttemptAt is the time their step became
+// due, come first), filtered by stuck.
+func (r *Recovery) listStuck(ctx context.Context, tx store.Tx, now time.Time) ([]saga.Instance, error) {
+	list, err := tx.ListSagasDue(ctx, now, r.batch())
+	var due []saga.Instance
+	for _, s := range list {
+		if r.stuck(s, now) {
+			due = append(due, s)
+		}
+	}
+	return due, err
 }
 
 // stuck reports whether recovery should re-drive s at now (see redrive).
@@ -103,7 +99,7 @@ func (r *Recovery) redriveOne(ctx context.Context, id string) (dispatch []outbox
 			if err := tx.UpdateSaga(ctx, s, prev); err != nil {
 				return err
 			}
-			events = []outbox.Event{newAdvanceEvent(ids.advance, r.Shards, commandFor(s, ReasonRecovery), chain(s, nil), now, now, r.owner(), r.dispatchLease())}
+			events = []outbox.Event{newAdvanceEvent(ids.advance, r.Shards, saga.CommandFor(s, saga.ReasonRecovery), chain(s, nil), now, now, r.owner(), r.dispatchLease())}
 		}
 		if dispatch, err = insertEvents(ctx, tx, events); err != nil {
 			return err
@@ -137,7 +133,7 @@ func (r *Recovery) redriveOne(ctx context.Context, id string) (dispatch []outbox
 func (r *Recovery) giveUp(ctx context.Context, tx store.Tx, s saga.Instance, id ids, now time.Time) ([]outbox.Event, error) {
 	prev := s.Version
 	s.LastError = textcut.Cut(fmt.Sprintf("recovery gave up: the saga did not advance at %s after %d re-drives",
-		s.StepName(), s.Data.Redrives), maxErrorText)
+		r.steps().Table().StepName(s), s.Data.Redrives), maxErrorText)
 	s.State, s.FinishedAt, s.NextAttemptAt = saga.StateFailed, now, now
 	s.LeaseOwner, s.LeaseUntil, s.UpdatedAt, s.Version = "", time.Time{}, now, prev+1
 	meta := chain(s, nil)

@@ -52,7 +52,7 @@ func TestHappyPath(t *testing.T) {
 		t.Fatalf("order %s, want CONFIRMED", o.Status)
 	}
 	s := e.saga(sagaID)
-	if s.State != saga.StateCompleted || s.Step != len(saga.CreateOrderSteps) || s.FinishedAt.IsZero() || s.LeaseOwner != "" {
+	if s.State != saga.StateCompleted || s.Step != len(orchestrator.CreateOrderSaga) || s.FinishedAt.IsZero() || s.LeaseOwner != "" {
 		t.Errorf("saga: %+v", s)
 	}
 	if got, want := e.trail(sagaID), concat(create, reserve, pay, confirm); !reflect.DeepEqual(got, want) {
@@ -207,7 +207,7 @@ func checkDeadLetter(t *testing.T, e *env, sagaID, orderID string, want bool) {
 		d.IdempotencyKey == "" || d.RetryCount != 10 || len(d.History) != 1 {
 		t.Errorf("dead letter: %+v", d)
 	}
-	cmd, err := orchestrator.DecodeCommand(d.Payload)
+	cmd, err := saga.DecodeCommand(d.Payload)
 	if err != nil || cmd.SagaID != sagaID || cmd.State != saga.StateCompensating {
 		t.Errorf("dead letter payload %s: %+v %v", d.Payload, cmd, err)
 	}

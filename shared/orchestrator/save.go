@@ -41,33 +41,23 @@ func (a *Advancer) save(ctx context.Context, inst saga.Instance, run stepRun, m 
 	err := a.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		events, next = nil, nil
 		r := run // afresh on every run of the closure
-		cur, err := tx.GetSaga(ctx, inst.ID)
-		if err != nil {
-			return err
-		}
-		if cur.Version != inst.Version || cur.LeaseOwner != inst.LeaseOwner {
-			return errLostLease
-		}
-		if err := tx.InsertInbox(ctx, InboxConsumer, m.EventID, now, now.Add(a.inboxTTL())); err != nil {
-			if apperr.Is(err, apperr.Conflict) {
-				return errDuplicate
-			}
-			return err
-		}
-		if consumed != nil {
-			if err := markConsumed(ctx, tx, consumed.ID, now); err != nil {
-				return err
-			}
-		}
+		// cur is the saga as this invocation last wrote it (its lease, or
+		// the previous chained step's save): it is not read again. The
+		// version guard of UpdateSaga below detects any other writer (a
+		// lost lease), and rolls everything back.
+		cur := inst
 		var change *orderChange
-		if r.pending {
-			if change, err = runInternal(ctx, tx, cur, &r, now); err != nil {
+		var err error
+		if r.inTx != nil {
+			if change, err = runInTx(ctx, tx, cur, &r, now); err != nil {
 				return err
 			}
 		}
-		d = decide(cur, a.steps(), r, now, retryPolicy{backoff: a.backoff(), waits: a.MaxBreakerWaits})
+		d = decide(cur, a.steps().Table(), r, now, retryPolicy{backoff: a.backoff(), waits: a.MaxBreakerWaits})
 		chained := carry && d.cmd != nil && !d.next.NextAttemptAt.After(now)
 		if chained {
+			// The save keeps the lease for the next step: no lease
+			// transaction per chained step.
 			d.next.LeaseOwner, d.next.LeaseUntil = a.owner(), now.Add(a.lease())
 		}
 		meta := chain(cur, m.Attributes)
@@ -79,10 +69,24 @@ func (a *Advancer) save(ctx context.Context, inst saga.Instance, run stepRun, m 
 				return err
 			}
 		}
-		if err := tx.UpdateSaga(ctx, d.next, cur.Version); err != nil {
+		seq, err := logSeq(ctx, tx, cur)
+		if err != nil {
 			return err
 		}
-		if err := a.appendLog(ctx, tx, cur, r, d, m, now); err != nil {
+		d.next.Data.LogSeq = seq
+		if err := tx.UpdateSaga(ctx, d.next, cur.Version); err != nil {
+			if apperr.Is(err, apperr.Conflict) || apperr.Is(err, apperr.NotFound) {
+				return errLostLease
+			}
+			return err
+		}
+		if err := tx.InsertInbox(ctx, InboxConsumer, m.EventID, now, now.Add(a.inboxTTL())); err != nil {
+			if apperr.Is(err, apperr.Conflict) {
+				return errDuplicate
+			}
+			return err
+		}
+		if err := appendLog(ctx, tx, cur, r, d, m, seq, now); err != nil {
 			return err
 		}
 		var cmdRow outbox.Event
@@ -104,6 +108,13 @@ func (a *Advancer) save(ctx context.Context, inst saga.Instance, run stepRun, m 
 		if events, err = insertEvents(ctx, tx, events); err != nil {
 			return err
 		}
+		if consumed != nil {
+			// Last, after the reads of the outbox (insertEvents), so the
+			// deferred write goes with the commit.
+			if err := markConsumed(ctx, tx, *consumed, now); err != nil {
+				return err
+			}
+		}
 		if chained {
 			events = without(events, cmdRow.ID)
 			next = &chainNext{inst: d.next, row: cmdRow}
@@ -112,6 +123,11 @@ func (a *Advancer) save(ctx context.Context, inst saga.Instance, run stepRun, m 
 		final = r
 		return nil
 	})
+	if apperr.Is(err, apperr.Conflict) && a.moved(ctx, inst) {
+		// Another write conflicted first (an order the new lease holder
+		// changed): the cause is still the lost lease.
+		err = errLostLease
+	}
 	if err != nil {
 		return Result{SagaID: inst.ID, Step: run.name, Direction: run.dir}, run, d, nil, nil, err
 	}
@@ -125,20 +141,31 @@ type chainNext struct {
 	row  outbox.Event
 }
 
-// markConsumed marks a command row that was consumed in place as published,
-// unless the relay took it meanwhile (then its delivery finds the token
-// moved and is acknowledged as stale or duplicate).
-func markConsumed(ctx context.Context, tx store.Tx, id string, now time.Time) error {
-	e, err := tx.GetOutbox(ctx, id)
-	if apperr.Is(err, apperr.NotFound) {
+// markConsumed marks a command row that was consumed in place as published.
+// row is the row as this advancer wrote it, so the update needs no read: its
+// version guard finds a row the relay took meanwhile (then its delivery
+// finds the token moved and is acknowledged as stale or duplicate), and
+// that row is left as it is.
+func markConsumed(ctx context.Context, tx store.Tx, row outbox.Event, now time.Time) error {
+	e := row
+	e.Status, e.PublishedAt, e.LeaseOwner, e.LeaseUntil, e.Version = outbox.StatusPublished, now, "", time.Time{}, row.Version+1
+	err := tx.UpdateOutbox(ctx, e, row.Version)
+	if apperr.Is(err, apperr.Conflict) || apperr.Is(err, apperr.NotFound) {
 		return nil
 	}
-	if err != nil || e.Status != outbox.StatusPending {
+	return err
+}
+
+// moved reports whether the saga's version is no longer inst's (read in a
+// transaction of its own; false when it cannot tell).
+func (a *Advancer) moved(ctx context.Context, inst saga.Instance) bool {
+	var v int64
+	err := a.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
+		cur, err := tx.GetSaga(ctx, inst.ID)
+		v = cur.Version
 		return err
-	}
-	prev := e.Version
-	e.Status, e.PublishedAt, e.LeaseOwner, e.LeaseUntil, e.Version = outbox.StatusPublished, now, "", time.Time{}, prev+1
-	return tx.UpdateOutbox(ctx, e, prev)
+	})
+	return err == nil && v != inst.Version
 }
 
 func without(events []outbox.Event, id string) []outbox.Event {
@@ -151,13 +178,24 @@ func without(events []outbox.Event, id string) []outbox.Event {
 	return out
 }
 
-// appendLog writes the step-log line of this execution.
-func (a *Advancer) appendLog(ctx context.Context, tx store.Tx, cur saga.Instance, r stepRun, d decision, m Message, now time.Time) error {
+// logSeq is the seq of cur's next step-log line. It is kept in the saga
+// row (Data.LogSeq), so the log is not read; a saga that has not run a step
+// yet (forward, step 0, attempt 0) has none. Only a saga saved before
+// LogSeq existed has its log read, once.
+func logSeq(ctx context.Context, tx store.Tx, cur saga.Instance) (int, error) {
+	if cur.Data.LogSeq > 0 || (saga.PhaseOf(cur.State) == saga.Forward && cur.Step == 0 && cur.Attempts == 0) {
+		return cur.Data.LogSeq + 1, nil
+	}
 	prior, err := tx.ListSagaLog(ctx, cur.ID)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	e := saga.LogEntry{SagaID: cur.ID, Seq: len(prior) + 1, Step: r.name, Direction: r.dir, Outcome: d.outcome,
+	return len(prior) + 1, nil
+}
+
+// appendLog writes the step-log line seq of this execution.
+func appendLog(ctx context.Context, tx store.Tx, cur saga.Instance, r stepRun, d decision, m Message, seq int, now time.Time) error {
+	e := saga.LogEntry{SagaID: cur.ID, Seq: seq, Step: r.name, Direction: r.dir, Outcome: d.outcome,
 		Attempt: cur.Attempts + 1, StateAfter: d.next.State, DurationMS: r.duration.Milliseconds(), At: now, MessageID: m.EventID}
 	if r.err != nil {
 		e.Error = textcut.Cut(r.err.Error(), maxErrorText)
@@ -190,7 +228,7 @@ func failOrder(ctx context.Context, tx store.Tx, inst saga.Instance, reason stri
 // more failure in the history instead of getting a second one.
 func deadLetter(ctx context.Context, tx store.Tx, inst saga.Instance, kind string, meta map[string]string, id string, loopLimit int, now time.Time) error {
 	text := inst.LastError
-	payload := commandFor(inst, ReasonCompensate)
+	payload := saga.CommandFor(inst, saga.ReasonCompensate)
 	payload.State = saga.StateCompensating // what a redrive resumes
 	// dlq.Record reopens the saga's existing entry if it was redriven before
 	// (and flags it once redriven LoopLimit times), so the loop guard works.

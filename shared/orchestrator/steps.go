@@ -13,18 +13,184 @@ import (
 	"ordersaga/shared/store"
 )
 
-// internalStep reports whether a step only changes the order, which is done
-// inside the save transaction (atomically with the saga state) instead of
-// through a participant.
-func internalStep(name string) bool {
-	return name == saga.StepCreateOrder || name == saga.StepConfirmOrder || name == saga.StepCancelOrder
+// Step is one row of an executable saga table: the step and its
+// compensation (names, timeout, retry budget: saga.StepDef) with the
+// actions that do and undo it. Adding a step to a saga is adding a row.
+type Step struct {
+	saga.StepDef
+	Do, Undo Action
 }
 
-// run executes an external step or compensation under its timeout. Internal
-// steps are left for the save transaction (run.err stays nil and
-// run.pending is set), unless the Fault hook decides their outcome.
+// Action is what runs a step or a compensation: exactly one of Call and
+// InTx is set.
+type Action struct {
+	// Call calls a participant, outside any transaction, under the step's
+	// timeout. The participants are idempotent by saga id, so a call whose
+	// save was lost (a crash) is made again harmlessly.
+	Call func(ctx context.Context, p Participants, inst saga.Instance) Effect
+	// InTx runs inside the step's save transaction, atomically with the
+	// saga's new state (an order change). Its error is a store failure
+	// (the transaction fails); the step's own outcome is in the Effect.
+	InTx func(ctx context.Context, tx store.Tx, inst saga.Instance, now time.Time) (Effect, error)
+}
+
+// Effect is what an action did.
+type Effect struct {
+	// Err is the step's outcome: nil when done; Rejected, Invalid or any
+	// other error as decide classifies it.
+	Err error
+	// Skipped: a compensation that had nothing to undo.
+	Skipped bool
+	// change is an order update made by an InTx action, with its event.
+	change *orderChange
+}
+
+// Participants are the ports the Call actions use.
+type Participants struct {
+	Inventory Inventory
+	Payments  Payments
+}
+
+// Steps is an executable step table, in order (saga.Instance.Step indexes it).
+type Steps []Step
+
+// Table describes s for code that only names steps (views, validation).
+func (s Steps) Table() saga.Table {
+	t := make(saga.Table, len(s))
+	for i, st := range s {
+		t[i] = st.StepDef
+	}
+	return t
+}
+
+// CheckLease refuses a saga lease that does not exceed the longest step
+// timeout of steps: a second advancer could take a saga whose step still
+// runs.
+func CheckLease(lease time.Duration, steps Steps) error {
+	if longest := steps.Table().LongestTimeout(); lease <= longest {
+		return apperr.New(apperr.Invalid, "config: SAGA_LEASE (%s) must exceed the longest saga step timeout (%s), or a second advancer could take a saga whose step still runs", lease, longest)
+	}
+	return nil
+}
+
+// action is the action of step i in direction dir.
+func (s Steps) action(i int, dir saga.Direction) Action {
+	if dir == saga.Compensate {
+		return s[i].Undo
+	}
+	return s[i].Do
+}
+
+// CreateOrderSaga is the step table of CreateOrderSaga. Only completed
+// steps are compensated, in reverse order. confirm_order is last so that
+// nothing after it can fail; uncompensatable actions (notifications) belong
+// after it, driven by the order.confirmed event. create_order,
+// confirm_order and cancel_order only change the order, inside the step's
+// save transaction.
+var CreateOrderSaga = Steps{
+	{StepDef: saga.StepDef{Name: saga.StepCreateOrder, Compensation: saga.StepCancelOrder,
+		Timeout: 5 * time.Second, MaxAttempts: 5, MaxCompensationAttempts: 10},
+		Do: Action{InTx: onOrder(saga.Forward, checkPending)}, Undo: Action{InTx: onOrder(saga.Compensate, cancelOrder)}},
+	{StepDef: saga.StepDef{Name: saga.StepReserveInventory, Compensation: saga.StepReleaseInventory,
+		Timeout: 5 * time.Second, MaxAttempts: 5, MaxCompensationAttempts: 10},
+		Do: Action{Call: reserve}, Undo: Action{Call: release}},
+	{StepDef: saga.StepDef{Name: saga.StepProcessPayment, Compensation: saga.StepRefundPayment,
+		Timeout: 10 * time.Second, MaxAttempts: 5, MaxCompensationAttempts: 10},
+		Do: Action{Call: charge}, Undo: Action{Call: refund}},
+	// cancel_order compensating confirm_order has nothing to do: confirming
+	// commits with the saga state, so a saga compensating it never
+	// confirmed the order. The order is cancelled once, by the compensation
+	// of create_order, after the stock and the money are back.
+	{StepDef: saga.StepDef{Name: saga.StepConfirmOrder, Compensation: saga.StepCancelOrder,
+		Timeout: 5 * time.Second, MaxAttempts: 5, MaxCompensationAttempts: 10},
+		Do: Action{InTx: onOrder(saga.Forward, confirm)}, Undo: Action{InTx: nothingToUndo}},
+}
+
+func reserve(ctx context.Context, p Participants, inst saga.Instance) Effect {
+	lines := make([]inventory.Line, len(inst.Data.Items))
+	for i, it := range inst.Data.Items {
+		lines[i] = inventory.Line{SKU: it.SKU, Quantity: it.Quantity}
+	}
+	return Effect{Err: p.Inventory.Reserve(ctx, inst.ID, inst.Data.OrderID, lines)}
+}
+
+func release(ctx context.Context, p Participants, inst saga.Instance) Effect {
+	released, err := p.Inventory.Release(ctx, inst.ID)
+	return Effect{Err: err, Skipped: !released}
+}
+
+func charge(ctx context.Context, p Participants, inst saga.Instance) Effect {
+	d := inst.Data
+	return Effect{Err: p.Payments.Charge(ctx, inst.ID, d.OrderID, d.TotalMinor, d.Currency)}
+}
+
+func refund(ctx context.Context, p Participants, inst saga.Instance) Effect {
+	d := inst.Data
+	refunded, err := p.Payments.Refund(ctx, inst.ID, d.OrderID, d.TotalMinor, d.Currency)
+	return Effect{Err: err, Skipped: !refunded}
+}
+
+// orderFn is an InTx action on the saga's order.
+type orderFn func(ctx context.Context, tx store.Tx, inst saga.Instance, o order.Order, now time.Time) (Effect, error)
+
+// onOrder reads the saga's order for fn. A missing order fails a forward
+// step (Invalid) and is nothing to undo for a compensation.
+func onOrder(dir saga.Direction, fn orderFn) func(context.Context, store.Tx, saga.Instance, time.Time) (Effect, error) {
+	return func(ctx context.Context, tx store.Tx, inst saga.Instance, now time.Time) (Effect, error) {
+		o, err := tx.GetOrder(ctx, inst.Data.OrderID)
+		if apperr.Is(err, apperr.NotFound) {
+			if dir == saga.Compensate {
+				return Effect{Skipped: true}, nil
+			}
+			return Effect{Err: apperr.New(apperr.Invalid, "order %s does not exist", inst.Data.OrderID)}, nil
+		}
+		if err != nil {
+			return Effect{}, err
+		}
+		return fn(ctx, tx, inst, o, now)
+	}
+}
+
+// checkPending is create_order: the API wrote the order with the saga, so
+// the step only checks it is still PENDING.
+func checkPending(_ context.Context, _ store.Tx, _ saga.Instance, o order.Order, _ time.Time) (Effect, error) {
+	if o.Status != order.StatusPending {
+		return Effect{Err: apperr.New(apperr.Invalid, "order is %s, not PENDING", o.Status)}, nil
+	}
+	return Effect{}, nil
+}
+
+// cancelOrder is create_order's compensation: the order is CANCELLED (an
+// order already final is skipped).
+func cancelOrder(ctx context.Context, tx store.Tx, inst saga.Instance, o order.Order, now time.Time) (Effect, error) {
+	return transition(ctx, tx, o, saga.Compensate, order.StatusCancelled, inst.Data.FailureReason, outbox.TypeOrderCancelled, now)
+}
+
+// confirm is confirm_order: the reserved units are sold in the transaction
+// that confirms.
+func confirm(ctx context.Context, tx store.Tx, inst saga.Instance, o order.Order, now time.Time) (Effect, error) {
+	if o.Status == order.StatusConfirmed {
+		return Effect{}, nil // confirmed by an earlier run; nothing more to do
+	}
+	if err := stock.Settle(ctx, tx, inst.ID, now); err != nil {
+		if !apperr.Is(err, apperr.Invalid) {
+			return Effect{}, err
+		}
+		return Effect{Err: err}, nil // released or rejected stock cannot be sold: the step fails
+	}
+	return transition(ctx, tx, o, saga.Forward, order.StatusConfirmed, "", outbox.TypeOrderConfirmed, now)
+}
+
+func nothingToUndo(context.Context, store.Tx, saga.Instance, time.Time) (Effect, error) {
+	return Effect{Skipped: true}, nil
+}
+
+// run executes an external step or compensation under its timeout. An
+// InTx action is left for the save transaction (run.inTx is set), unless
+// the Fault hook decides its outcome.
 func (a *Advancer) run(ctx context.Context, inst saga.Instance) (r stepRun) {
-	name, dir := stepName(a.steps(), inst)
+	steps := a.steps()
+	name, dir := stepName(steps.Table(), inst)
 	r = stepRun{name: name, dir: dir}
 	start := time.Now()
 	defer func() { r.duration = time.Since(start) }()
@@ -34,103 +200,52 @@ func (a *Advancer) run(ctx context.Context, inst saga.Instance) (r stepRun) {
 			return r
 		}
 	}
-	if internalStep(name) {
-		r.pending = true
+	act := steps.action(inst.Step, dir)
+	switch {
+	case act.InTx != nil:
+		r.inTx = act.InTx
+		return r
+	case act.Call == nil:
+		r.err = apperr.New(apperr.Internal, "step %q has no %s action", name, dir)
 		return r
 	}
-	sctx, cancel := context.WithTimeout(ctx, a.steps()[inst.Step].Timeout)
+	sctx, cancel := context.WithTimeout(ctx, steps[inst.Step].Timeout)
 	defer cancel()
-	d := inst.Data
-	switch name {
-	case saga.StepReserveInventory:
-		lines := make([]inventory.Line, len(d.Items))
-		for i, it := range d.Items {
-			lines[i] = inventory.Line{SKU: it.SKU, Quantity: it.Quantity}
-		}
-		r.err = a.Inventory.Reserve(sctx, inst.ID, d.OrderID, lines)
-	case saga.StepReleaseInventory:
-		var released bool
-		released, r.err = a.Inventory.Release(sctx, inst.ID)
-		r.skipped = !released
-	case saga.StepProcessPayment:
-		r.err = a.Payments.Charge(sctx, inst.ID, d.OrderID, d.TotalMinor, d.Currency)
-	case saga.StepRefundPayment:
-		var refunded bool
-		refunded, r.err = a.Payments.Refund(sctx, inst.ID, d.OrderID, d.TotalMinor, d.Currency)
-		r.skipped = !refunded
-	default:
-		r.err = apperr.New(apperr.Internal, "no executor for step %q", name)
-	}
+	eff := act.Call(sctx, Participants{Inventory: a.Inventory, Payments: a.Payments}, inst)
+	r.err, r.skipped = eff.Err, eff.Skipped
 	return r
 }
 
-// orderChange is an order update made by an internal step, with its event.
+// orderChange is an order update made by an InTx action, with its event.
 type orderChange struct {
 	order     order.Order
 	eventType string
 }
 
-// runInternal executes an internal step inside the save transaction. A
-// store failure is returned as err (the transaction fails); the step's own
+// runInTx runs r's InTx action inside the save transaction. A store
+// failure is returned as err (the transaction fails); the step's own
 // outcome goes into r.
-func runInternal(ctx context.Context, tx store.Tx, inst saga.Instance, r *stepRun, now time.Time) (*orderChange, error) {
-	o, err := tx.GetOrder(ctx, inst.Data.OrderID)
-	if apperr.Is(err, apperr.NotFound) {
-		if r.dir == saga.Compensate {
-			r.skipped = true
-		} else {
-			r.err = apperr.New(apperr.Invalid, "order %s does not exist", inst.Data.OrderID)
-		}
-		return nil, nil
-	}
+func runInTx(ctx context.Context, tx store.Tx, inst saga.Instance, r *stepRun, now time.Time) (*orderChange, error) {
+	eff, err := r.inTx(ctx, tx, inst, now)
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case r.name == saga.StepCreateOrder:
-		if o.Status != order.StatusPending {
-			r.err = apperr.New(apperr.Invalid, "order is %s, not PENDING", o.Status)
-		}
-		return nil, nil
-	case r.name == saga.StepConfirmOrder:
-		if o.Status == order.StatusConfirmed {
-			return nil, nil // confirmed by an earlier run; nothing more to do
-		}
-		// The reserved units are sold in the transaction that confirms.
-		if err := stock.Settle(ctx, tx, inst.ID, now); err != nil {
-			if !apperr.Is(err, apperr.Invalid) {
-				return nil, err
-			}
-			r.err = err // released or rejected stock cannot be sold: the step fails
-			return nil, nil
-		}
-		return transition(ctx, tx, o, order.StatusConfirmed, "", outbox.TypeOrderConfirmed, r, now)
-	case inst.Step > 0:
-		// cancel_order compensating confirm_order: confirming commits with
-		// the saga state, so a saga compensating it never confirmed the
-		// order. The order is cancelled once, by the compensation of
-		// create_order, after the stock and the money are back.
-		r.skipped = true
-		return nil, nil
-	default:
-		return transition(ctx, tx, o, order.StatusCancelled, inst.Data.FailureReason, outbox.TypeOrderCancelled, r, now)
-	}
+	r.err, r.skipped = eff.Err, eff.Skipped
+	return eff.change, nil
 }
 
 // transition moves o to status and stores it. A terminal order is left as
 // it is: for a compensation that is "skipped", for a forward step an error.
-func transition(ctx context.Context, tx store.Tx, o order.Order, to order.Status, reason, eventType string, r *stepRun, now time.Time) (*orderChange, error) {
+func transition(ctx context.Context, tx store.Tx, o order.Order, dir saga.Direction, to order.Status, reason, eventType string, now time.Time) (Effect, error) {
 	prev := o.Version
 	if !o.Transition(to, reason, now) {
-		if r.dir == saga.Compensate {
-			r.skipped = true
-		} else {
-			r.err = apperr.New(apperr.Invalid, "order is %s; cannot move it to %s", o.Status, to)
+		if dir == saga.Compensate {
+			return Effect{Skipped: true}, nil
 		}
-		return nil, nil
+		return Effect{Err: apperr.New(apperr.Invalid, "order is %s; cannot move it to %s", o.Status, to)}, nil
 	}
 	if err := tx.UpdateOrder(ctx, o, prev); err != nil {
-		return nil, err
+		return Effect{}, err
 	}
-	return &orderChange{order: o, eventType: eventType}, nil
+	return Effect{change: &orderChange{order: o, eventType: eventType}}, nil
 }

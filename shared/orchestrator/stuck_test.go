@@ -58,7 +58,7 @@ func TestRecoveryGivesUpOnASagaThatNeverAdvances(t *testing.T) {
 	if len(dls) != 1 || dls[0].ErrorType != orchestrator.ErrorTypeStuck || dls[0].SagaID != sagaID || dls[0].Status != dlq.StatusOpen {
 		t.Fatalf("dead letters %+v, want one open %q entry for the saga", dls, orchestrator.ErrorTypeStuck)
 	}
-	cmd, err := orchestrator.DecodeCommand(dls[0].Payload)
+	cmd, err := saga.DecodeCommand(dls[0].Payload)
 	if err != nil || cmd.State != saga.StateCompensating || cmd.Step != s.Step {
 		t.Errorf("dead letter payload %s (%v): a redrive must compensate from the stuck step", dls[0].Payload, err)
 	}
@@ -71,7 +71,7 @@ func TestRecoveryCountResetsWhenTheSagaMoves(t *testing.T) {
 	e.adv.MaxChainSteps = -1 // the per-message protocol: one step per delivered message
 	e.rec.MaxRedrives = 1
 	orderID, sagaID := e.place(item("sku-1", 1, 100))
-	for step := 0; step < len(saga.CreateOrderSteps); step++ {
+	for step := 0; step < len(orchestrator.CreateOrderSaga); step++ {
 		e.queue = nil // this step's command is lost...
 		e.clock.Advance(e.rec.StuckAfter + e.adv.Lease)
 		if rep := e.runRecovery(); rep.Redriven != 1 || rep.GaveUp != 0 {

@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -8,16 +9,19 @@ import (
 	"ordersaga/shared/apperr"
 	"ordersaga/shared/resilience"
 	"ordersaga/shared/saga"
+	"ordersaga/shared/store"
 	"ordersaga/shared/textcut"
 )
 
 // stepRun is the outcome of running one step or compensation.
 type stepRun struct {
-	name     string
-	dir      saga.Direction
-	err      error
-	skipped  bool // a compensation that had nothing to undo
-	pending  bool // an internal step, run inside the save transaction
+	name    string
+	dir     saga.Direction
+	err     error
+	skipped bool // a compensation that had nothing to undo
+	// inTx is the InTx action left for the save transaction (nil: the
+	// step ran already, or the Fault hook decided its outcome).
+	inTx     func(context.Context, store.Tx, saga.Instance, time.Time) (Effect, error)
 	duration time.Duration
 }
 
@@ -26,7 +30,7 @@ type decision struct {
 	next    saga.Instance
 	outcome saga.Outcome
 	// cmd is the next saga.advance to write; nil when the saga finished.
-	cmd *Command
+	cmd *saga.Command
 	// gaveUp: a compensation failed for good; the saga failed.
 	gaveUp bool
 }
@@ -53,7 +57,7 @@ func permanent(err error) bool {
 //
 // The lease is cleared and the version bumped; every outcome changes the
 // token (phase, step, attempts), so no message can be acted on twice.
-func decide(cur saga.Instance, steps []saga.StepDef, r stepRun, now time.Time, pol retryPolicy) decision {
+func decide(cur saga.Instance, steps saga.Table, r stepRun, now time.Time, pol retryPolicy) decision {
 	backoff := pol.backoff
 	next := cur
 	next.LeaseOwner, next.LeaseUntil = "", time.Time{}
@@ -132,14 +136,14 @@ func decide(cur saga.Instance, steps []saga.StepDef, r stepRun, now time.Time, p
 		}
 	}
 	if !next.State.Finished() {
-		reason := ReasonNext
+		reason := saga.ReasonNext
 		switch {
 		case d.outcome == saga.OutcomeRetry:
-			reason = ReasonRetry
+			reason = saga.ReasonRetry
 		case next.State == saga.StateCompensating:
-			reason = ReasonCompensate
+			reason = saga.ReasonCompensate
 		}
-		c := commandFor(next, reason)
+		c := saga.CommandFor(next, reason)
 		d.cmd = &c
 	}
 	d.next = next
@@ -205,7 +209,7 @@ func compensateFrom(s *saga.Instance, j int, now time.Time) {
 
 // stepName is the name of what inst runs next: the forward step while
 // pending or running, the compensation while compensating.
-func stepName(steps []saga.StepDef, inst saga.Instance) (string, saga.Direction) {
+func stepName(steps saga.Table, inst saga.Instance) (string, saga.Direction) {
 	if inst.Step < 0 || inst.Step >= len(steps) {
 		return "", ""
 	}

@@ -15,7 +15,7 @@ import (
 // failing step itself is compensated too.
 func TestPermanentFailureCompensatesFromTheRightStep(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	steps := saga.CreateOrderSteps
+	steps := CreateOrderSaga.Table()
 	payment := 2 // process_payment
 	cases := []struct {
 		name     string
@@ -45,7 +45,7 @@ func TestPermanentFailureCompensatesFromTheRightStep(t *testing.T) {
 // a dependency that never comes back still ends the step.
 func TestBreakerRefusalsWaitWithoutSpendingAttempts(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	steps := saga.CreateOrderSteps
+	steps := CreateOrderSaga.Table()
 	pol := retryPolicy{backoff: resilience.Backoff{Base: 500 * time.Millisecond, Cap: time.Minute}, waits: 3}
 	open := &resilience.OpenError{Name: "payment", RetryIn: 9300 * time.Millisecond}
 	for _, dir := range []saga.Direction{saga.Forward, saga.Compensate} {

@@ -41,6 +41,9 @@ type Service struct {
 	Log    *slog.Logger
 	// OnIdempotency observes each outcome: new, replayed, conflict, mismatch.
 	OnIdempotency func(outcome string)
+	// Steps names the saga's steps in the order view (the advancer's
+	// table: orchestrator.CreateOrderSaga.Table()).
+	Steps saga.Table
 }
 
 // CreateCommand is one POST /orders.
@@ -155,9 +158,9 @@ func (s *Service) write(ctx context.Context, tx store.Tx, cmd CreateCommand, fp 
 	o := order.New(s.NewID(), cmd.Caller.Subject, cmd.Key, cmd.Request, now)
 	inst := NewSaga(s.NewID(), o, cmd.Key, now)
 	o.SagaID = inst.ID
-	body, err := json.Marshal(NewView(o, nil, nil))
+	body, err := order.EventPayload(o)
 	if err != nil {
-		return Response{}, nil, apperr.Wrap(apperr.Internal, err, "encode order")
+		return Response{}, nil, err
 	}
 	resp := Response{Status: 201, Body: body, Location: "/orders/" + o.ID, OrderID: o.ID, SagaID: inst.ID}
 	rec := idempotency.Record{
@@ -214,51 +217,16 @@ func (s *Service) newEvents(o order.Order, inst saga.Instance, cmd CreateCommand
 	if meta[outbox.AttrCorrelationID] == "" {
 		meta[outbox.AttrCorrelationID] = cmd.Key
 	}
-	advance, err := json.Marshal(AdvancePayload{SagaID: inst.ID, Reason: "created"})
+	advance := outbox.SagaAdvance(s.NewID(), saga.FirstCommand(inst.ID), meta)
+	created, err := outbox.OrderEvent(s.NewID(), outbox.TypeOrderCreated, o, meta)
 	if err != nil {
-		return nil, apperr.Wrap(apperr.Internal, err, "encode saga command")
+		return nil, err
 	}
-	created, err := json.Marshal(NewView(o, nil, nil))
-	if err != nil {
-		return nil, apperr.Wrap(apperr.Internal, err, "encode order event")
+	if s.Dispatcher != nil {
+		advance.LeaseOwner, advance.Lease = "api", s.dispatchLease()
+		created.LeaseOwner, created.Lease = "api", s.dispatchLease()
 	}
-	lease := now.Add(s.dispatchLease())
-	owner := "api"
-	if s.Dispatcher == nil {
-		lease, owner = time.Time{}, ""
-	}
-	mk := func(typ, dest, aggType, aggID string, payload []byte) outbox.Event {
-		return outbox.Event{
-			ID: s.NewID(), Shard: ShardOf(aggID, s.Shards), AggregateType: aggType, AggregateID: aggID,
-			EventType: typ, Destination: dest, Payload: payload, Metadata: meta,
-			Status: outbox.StatusPending, NextAttemptAt: now, LeaseOwner: owner, LeaseUntil: lease,
-			CreatedAt: now, Version: 1,
-		}
-	}
-	return []outbox.Event{
-		mk(outbox.TypeSagaAdvance, outbox.DestSagaCommands, "saga", inst.ID, advance),
-		mk(outbox.TypeOrderCreated, outbox.DestOrderEvents, "order", o.ID, created),
-	}, nil
-}
-
-// AdvancePayload is the body of a saga.advance command.
-type AdvancePayload struct {
-	SagaID string `json:"saga_id"`
-	Reason string `json:"reason"`
-}
-
-// ShardOf maps an aggregate id to an outbox shard (FNV-1a), so every row of
-// one aggregate lands in one shard and keeps its order.
-func ShardOf(aggregateID string, shards int) int {
-	if shards <= 1 {
-		return 0
-	}
-	var h uint32 = 2166136261
-	for i := 0; i < len(aggregateID); i++ {
-		h ^= uint32(aggregateID[i])
-		h *= 16777619
-	}
-	return int(h % uint32(shards))
+	return []outbox.Event{advance.Pending(s.Shards, now), created.Pending(s.Shards, now)}, nil
 }
 
 func (s *Service) now() time.Time {

@@ -12,20 +12,12 @@ import (
 	"ordersaga/shared/store"
 )
 
-// View is the JSON representation of an order returned by the API.
+// View is the JSON representation of an order returned by the API: the
+// order (as every order event carries it) with its saga and correlation.
 type View struct {
-	ID           string       `json:"id"`
-	CustomerID   string       `json:"customer_id"`
-	Status       order.Status `json:"status"`
-	StatusReason string       `json:"status_reason,omitempty"`
-	Currency     string       `json:"currency"`
-	Items        []order.Item `json:"items"`
-	TotalMinor   int64        `json:"total_minor"`
-	CreatedAt    time.Time    `json:"created_at"`
-	UpdatedAt    time.Time    `json:"updated_at"`
-	Version      int64        `json:"version"`
-	Saga         *SagaView    `json:"saga,omitempty"`
-	Correlation  *Correlation `json:"correlation,omitempty"`
+	order.View
+	Saga        *SagaView    `json:"saga,omitempty"`
+	Correlation *Correlation `json:"correlation,omitempty"`
 }
 
 // SagaView is the saga state and step history shown with an order.
@@ -49,18 +41,14 @@ type Correlation struct {
 	DeadLetterID   string `json:"dead_letter_id,omitempty"`
 }
 
-// NewView renders o; inst and history are optional.
-func NewView(o order.Order, inst *saga.Instance, history []saga.LogEntry) View {
-	v := View{
-		ID: o.ID, CustomerID: o.CustomerID, Status: o.Status, StatusReason: o.StatusReason,
-		Currency: o.Currency, Items: o.Items, TotalMinor: o.TotalMinor,
-		CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt, Version: o.Version,
-	}
+// NewView renders o; inst and history are optional, steps names inst's step.
+func NewView(o order.Order, inst *saga.Instance, history []saga.LogEntry, steps saga.Table) View {
+	v := View{View: order.NewView(o)}
 	if inst != nil {
 		if history == nil {
 			history = []saga.LogEntry{}
 		}
-		v.Saga = &SagaView{ID: inst.ID, State: inst.State, Step: inst.StepName(), Attempts: inst.Attempts,
+		v.Saga = &SagaView{ID: inst.ID, State: inst.State, Step: steps.StepName(*inst), Attempts: inst.Attempts,
 			LastError: inst.LastError, UpdatedAt: inst.UpdatedAt, History: history}
 		v.Correlation = &Correlation{IdempotencyKey: o.IdempotencyKey, OrderID: o.ID, SagaID: inst.ID}
 	}
@@ -93,7 +81,7 @@ func (s *Service) Get(ctx context.Context, caller identity.Identity, id string) 
 				return err
 			}
 		}
-		v = NewView(o, inst, hist)
+		v = NewView(o, inst, hist, s.Steps)
 		if inst != nil && inst.State == saga.StateFailed {
 			if d, err := tx.FindDeadLetter(ctx, dlq.SourceSaga, inst.ID); err == nil {
 				v.Correlation.DeadLetterID = d.ID

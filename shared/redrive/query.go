@@ -7,6 +7,7 @@ import (
 
 	"ordersaga/shared/apperr"
 	"ordersaga/shared/dlq"
+	"ordersaga/shared/saga"
 	"ordersaga/shared/store"
 )
 
@@ -56,7 +57,7 @@ func (s *Service) Show(ctx context.Context, id string) (Detail, error) {
 		if out.History == nil {
 			out.History = []dlq.Failure{}
 		}
-		if err := related(ctx, tx, d, &out); err != nil {
+		if err := related(ctx, tx, d, s.Steps, &out); err != nil {
 			return err
 		}
 		recent, err := tx.ListAudit(ctx, showAuditScan)
@@ -78,7 +79,7 @@ func (s *Service) Show(ctx context.Context, id string) (Detail, error) {
 }
 
 // related fills the saga and outbox views of a detail.
-func related(ctx context.Context, tx store.Tx, d dlq.DeadLetter, out *Detail) error {
+func related(ctx context.Context, tx store.Tx, d dlq.DeadLetter, steps saga.Table, out *Detail) error {
 	sagaID := d.SagaID
 	if d.Source == dlq.SourceSaga {
 		sagaID = d.SourceRef
@@ -87,7 +88,7 @@ func related(ctx context.Context, tx store.Tx, d dlq.DeadLetter, out *Detail) er
 		inst, err := tx.GetSaga(ctx, sagaID)
 		switch {
 		case err == nil:
-			out.Saga = &SagaView{ID: inst.ID, State: inst.State, Step: inst.Step, StepName: inst.StepName(),
+			out.Saga = &SagaView{ID: inst.ID, State: inst.State, Step: inst.Step, StepName: steps.StepName(inst),
 				Attempts: inst.Attempts, LastError: inst.LastError, UpdatedAt: inst.UpdatedAt}
 			log, err := tx.ListSagaLog(ctx, sagaID)
 			if err != nil {

@@ -15,6 +15,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"ordersaga/shared/saga"
 	"time"
 
 	"github.com/google/uuid"
@@ -74,6 +75,9 @@ type Service struct {
 	// Sleep paces redrives; the default waits on a timer or ctx.
 	Sleep func(ctx context.Context, d time.Duration) error
 	Log   *slog.Logger
+	// Steps names a saga's step in a dead letter's detail (the advancer's
+	// table: orchestrator.CreateOrderSaga.Table()).
+	Steps saga.Table
 	// OnIngested, optional, counts dead letters ingested from queues
 	// (dlq_additions_total{queue,error_type}).
 	OnIngested func(queue, errorType string)

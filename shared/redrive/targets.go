@@ -2,7 +2,6 @@ package redrive
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -10,7 +9,6 @@ import (
 
 	"ordersaga/shared/apperr"
 	"ordersaga/shared/dlq"
-	"ordersaga/shared/orders"
 	"ordersaga/shared/outbox"
 	"ordersaga/shared/queue"
 	"ordersaga/shared/saga"
@@ -18,7 +16,7 @@ import (
 )
 
 // ReasonRedrive is the reason of the saga.advance command a saga redrive writes.
-const ReasonRedrive = "redrive"
+const ReasonRedrive = saga.ReasonRedrive
 
 // errSkip carries the reason an entry turned out ineligible inside a transaction.
 type errSkip struct{ reason string }
@@ -193,16 +191,6 @@ func (s *Service) resetOutbox(ctx context.Context, tx store.Tx, actor string, d 
 	return markRedriven(ctx, tx, cur, actor, now)
 }
 
-// advanceCommand is the saga.advance body (orchestrator.Command's wire form).
-type advanceCommand struct {
-	SagaID  string     `json:"saga_id"`
-	Reason  string     `json:"reason"`
-	State   saga.State `json:"state"`
-	Step    int        `json:"step"`
-	Attempt int        `json:"attempt"`
-	Epoch   int        `json:"epoch,omitempty"`
-}
-
 // resumeSaga sets a failed saga back to compensating at the step whose
 // compensation gave up, in a new epoch (saga.Data.Epoch + 1), writes the
 // saga.advance row carrying that token, and marks the entry. The new epoch
@@ -235,15 +223,7 @@ func (s *Service) resumeSaga(ctx context.Context, tx store.Tx, actor string, d d
 	if err := tx.UpdateSaga(ctx, inst, prev); err != nil {
 		return err
 	}
-	body, err := json.Marshal(advanceCommand{SagaID: inst.ID, Reason: ReasonRedrive, State: inst.State, Step: inst.Step, Epoch: inst.Data.Epoch})
-	if err != nil {
-		return apperr.Wrap(apperr.Internal, err, "encode saga command")
-	}
-	ev := outbox.Event{
-		ID: eventID, Shard: orders.ShardOf(inst.ID, s.shards()), AggregateType: "saga", AggregateID: inst.ID,
-		EventType: outbox.TypeSagaAdvance, Destination: outbox.DestSagaCommands, Payload: body,
-		Metadata: sagaChain(cur, inst), Status: outbox.StatusPending, NextAttemptAt: now, CreatedAt: now, Version: 1,
-	}
+	ev := outbox.SagaAdvance(eventID, saga.CommandFor(inst, ReasonRedrive), sagaChain(cur, inst)).Pending(s.shards(), now)
 	if err := tx.InsertOutbox(ctx, ev); err != nil {
 		return err
 	}

@@ -54,6 +54,10 @@ type Data struct {
 	// open circuit breaker without reaching the dependency: they advance the
 	// token (Instance.Attempts) but not the step's retry budget.
 	Waits int `json:"waits,omitempty"`
+	// LogSeq is the seq of the saga's last step-log line (0: none, or a
+	// saga saved before this field existed, whose log is then read once),
+	// so a step appends its line without reading the log.
+	LogSeq int `json:"log_seq,omitempty"`
 }
 
 // DataItem is one order line as the steps see it.

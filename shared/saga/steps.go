@@ -13,8 +13,11 @@ const (
 	StepConfirmOrder     = "confirm_order"
 )
 
-// StepDef is one row of the step table: a forward action, the compensation
-// that undoes it, and the per-step timeout and retry budget.
+// StepDef is what a row of a step table says about a step besides the code
+// that runs it: its name, the name of the compensation that undoes it, and
+// its timeout and retry budget. The executable table (each row with the
+// functions that do and undo its step) is orchestrator.CreateOrderSaga;
+// Table is its description, for code that only names steps.
 type StepDef struct {
 	Name         string
 	Compensation string
@@ -27,38 +30,31 @@ type StepDef struct {
 	MaxCompensationAttempts int
 }
 
-// CreateOrderSteps is the step table of CreateOrderSaga, in order. Only
-// completed steps are compensated, in reverse order. confirm_order is last so
-// that nothing after it can fail; uncompensatable actions (notifications)
-// belong after it, driven by the order.confirmed event.
-var CreateOrderSteps = []StepDef{
-	{Name: StepCreateOrder, Compensation: StepCancelOrder, Timeout: 5 * time.Second, MaxAttempts: 5, MaxCompensationAttempts: 10},
-	{Name: StepReserveInventory, Compensation: StepReleaseInventory, Timeout: 5 * time.Second, MaxAttempts: 5, MaxCompensationAttempts: 10},
-	{Name: StepProcessPayment, Compensation: StepRefundPayment, Timeout: 10 * time.Second, MaxAttempts: 5, MaxCompensationAttempts: 10},
-	{Name: StepConfirmOrder, Compensation: StepCancelOrder, Timeout: 5 * time.Second, MaxAttempts: 5, MaxCompensationAttempts: 10},
-}
+// Table describes a saga's steps, in order (Instance.Step indexes it).
+type Table []StepDef
 
-// LongestTimeout is the longest Timeout in steps: a saga lease must exceed
-// it, or a second advancer could take a saga whose step is still running.
-func LongestTimeout(steps []StepDef) time.Duration {
+// LongestTimeout is the longest Timeout in t: a saga lease must exceed it,
+// or a second advancer could take a saga whose step is still running.
+func (t Table) LongestTimeout() time.Duration {
 	var d time.Duration
-	for _, s := range steps {
+	for _, s := range t {
 		d = max(d, s.Timeout)
 	}
 	return d
 }
 
-// StepName returns the name of the step the instance is at: the forward step
-// while pending or running, the compensation while compensating, "" when finished.
-func (i Instance) StepName() string {
-	if i.Step < 0 || i.Step >= len(CreateOrderSteps) {
+// StepName returns the name of the step i is at in t: the forward step
+// while pending or running, the compensation while compensating, "" when
+// finished (or outside t).
+func (t Table) StepName(i Instance) string {
+	if i.Step < 0 || i.Step >= len(t) {
 		return ""
 	}
 	switch i.State {
 	case StatePending, StateRunning:
-		return CreateOrderSteps[i.Step].Name
+		return t[i.Step].Name
 	case StateCompensating:
-		return CreateOrderSteps[i.Step].Compensation
+		return t[i.Step].Compensation
 	}
 	return ""
 }

@@ -114,7 +114,7 @@ func run(cmd Command, log *slog.Logger, stdout io.Writer, addr, data, trig strin
 		}
 		return ""
 	}
-	cfg, err := config.Load(env)
+	cfg, err := app.LoadConfig(env)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,137 @@
+package orchestrator_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"ordersaga/shared/app"
+	"ordersaga/shared/config"
+	"ordersaga/shared/identity"
+	"ordersaga/shared/orchestrator"
+	"ordersaga/shared/order"
+	"ordersaga/shared/orders"
+	"ordersaga/shared/outbox"
+	"ordersaga/shared/queue"
+	"ordersaga/shared/saga"
+	"ordersaga/shared/sqlitequeue"
+	"ordersaga/shared/sqlitestore"
+	"ordersaga/shared/ydbstore"
+	"ordersaga/shared/ydbstore/ydbtrips"
+)
+
+// stepTrips is issue 12's target for one saga step, and idleTrips for an
+// idle recovery run (orchestrator.Recovery.Run), in YDB round trips.
+const (
+	stepTrips = 3
+	idleTrips = 10
+)
+
+// stepCeilings hold the steps that miss stepTrips at what they need today,
+// so a regression still fails (docs/saga.md, "Store round trips"):
+//   - create_order is the first step of its message: the lease transaction
+//     (read + commit) must commit before any step runs;
+//   - reserve_inventory: the stock participant's own transaction costs 3
+//     (reservation read, stock read, commit), the save 1;
+//   - confirm_order: the order read, stock.Settle's reservation and stock
+//     reads, the order-event ordering check (EarliestPending) and the commit.
+var stepCeilings = map[string]int{
+	"create_order (forward)":      4,
+	"reserve_inventory (forward)": 4,
+	"confirm_order (forward)":     5,
+}
+
+// TestStepRoundTrips counts the YDB round trips of every step of a
+// confirmed order's chained saga (its lease, its effect and its save) and
+// of an idle recovery run, with the server-free recorder of ydbtrips.
+func TestStepRoundTrips(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "trips.db")
+	st, err := sqlitestore.Open(ctx, path, sqlitestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	q, err := sqlitequeue.Open(filepath.Join(dir, "queue.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer q.Close()
+	twin := &ydbtrips.Twin{Inner: st, Cfg: ydbstore.Config{OutboxRetention: 7 * 24 * time.Hour}}
+	cfg := config.Default()
+	cfg.SQLitePath = path
+	cfg.LogLevel = "error"
+	a, err := app.New(ctx, cfg, app.Use(app.Ports{Store: twin, Queue: q}), app.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	for _, name := range []string{"saga-commands", "order-events"} {
+		if _, err := q.Ensure(ctx, queue.QueueSpec{Name: name}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := a.Stock.SetAvailable(ctx, "bench", "sku-1", 1000); err != nil {
+		t.Fatal(err)
+	}
+	req, err := order.DecodeRequest(strings.NewReader(
+		`{"customer_id":"c-1","currency":"RUB","items":[{"sku":"sku-1","quantity":2,"unit_price_minor":1500}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Orders.Create(ctx, orders.CreateCommand{Caller: identity.Identity{Subject: "u", Role: identity.RoleUser}, Key: "k-1", Request: req}); err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := q.Receive(ctx, cfg.QueueURLs.SagaCommands, queue.ReceiveOptions{Max: 1})
+	if err != nil || len(msgs) != 1 {
+		t.Fatalf("first command: %v %v", msgs, err)
+	}
+	type row struct {
+		name  string
+		trips ydbtrips.Trips
+	}
+	var rows []row
+	onStep := a.Advancer.Hooks.OnStep
+	a.Advancer.Hooks.OnStep = func(step string, dir saga.Direction, o saga.Outcome) {
+		rows = append(rows, row{fmt.Sprintf("%s (%s)", step, dir), twin.Take()})
+		if onStep != nil {
+			onStep(step, dir, o)
+		}
+	}
+	twin.Take()
+	m := msgs[0]
+	res, err := a.Advancer.Handle(ctx, orchestrator.Message{EventID: m.Attributes[outbox.AttrEventID], Body: []byte(m.Body), Attributes: m.Attributes})
+	if err != nil || res.State != saga.StateCompleted {
+		t.Fatalf("saga: %+v %v", res, err)
+	}
+	if len(rows) != len(orchestrator.CreateOrderSaga) {
+		t.Fatalf("%d steps measured, want %d (chained in one message)", len(rows), len(orchestrator.CreateOrderSaga))
+	}
+	total := 0
+	for _, r := range rows {
+		total += r.trips.Total()
+		t.Logf("saga step %-30s %2d round trips  %v", r.name, r.trips.Total(), r.trips.Texts)
+		limit := stepTrips
+		if c, ok := stepCeilings[r.name]; ok {
+			limit = c
+		}
+		if r.trips.Total() > limit {
+			t.Errorf("saga step %s: %d round trips, limit %d (target %d)", r.name, r.trips.Total(), limit, stepTrips)
+		}
+	}
+	t.Logf("whole chained saga: %d round trips", total)
+
+	twin.Take()
+	if _, err := a.Recovery.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	idle := twin.Take()
+	t.Logf("idle recovery run (orchestrator.Recovery) %2d round trips  %v", idle.Total(), idle.Texts)
+	if idle.Total() > idleTrips {
+		t.Errorf("idle recovery run: %d round trips, target %d", idle.Total(), idleTrips)
+	}
+}
