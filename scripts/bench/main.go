@@ -18,7 +18,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"time"
+
+	"ordersaga/shared/mqtrigger"
 )
 
 func main() {
@@ -30,14 +33,22 @@ func main() {
 	burst := flag.Int("burst", 600, "orders in the end-to-end burst (issue 14: 600)")
 	burstClients := flag.Int("burst-clients", 16, "clients of the end-to-end burst (issue 14: 16)")
 	e2eOnly := flag.Bool("e2e-only", false, "run only the end-to-end burst, the cost model and the targets it can judge (no SQS needed)")
+	concurrency := flag.Int("trigger-concurrency", mqtrigger.DefaultConcurrency, "advancer invocations in flight in the e2e burst (the queue trigger's instances; 1 = the serial loop of before)")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		must(err)
+		must(pprof.StartCPUProfile(f))
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
 	if *cold != "" {
 		coldChild(*cold)
 		return
 	}
 	if *e2eOnly {
 		start := time.Now()
-		r := benchE2E(*burst, *burstClients)
+		r := benchE2E(*burst, *burstClients, *concurrency)
 		rows := e2eRows(r, *burstClients)
 		rows = append(rows, costRows(r)...)
 		rows = append(rows, targetRows(r, rows)...)
@@ -56,7 +67,7 @@ func main() {
 	rows = append(rows, benchTxBudget()...)
 	rows = append(rows, benchYDBTrips()...)
 	rows = append(rows, benchColdStart()...)
-	e2e := benchE2E(*burst, *burstClients)
+	e2e := benchE2E(*burst, *burstClients, *concurrency)
 	rows = append(rows, e2eRows(e2e, *burstClients)...)
 	rows = append(rows, costRows(e2e)...)
 	rows = append(rows, targetRows(e2e, rows)...)
