@@ -26,6 +26,9 @@ func (s *Store) run(ctx context.Context, db *sql.DB, readOnly bool, fn func(cont
 	backoff := retryBackoff
 	for attempt := 1; ; attempt++ {
 		err := s.once(ctx, db, readOnly, fn)
+		if err == nil && !readOnly {
+			s.ckpt.wrote()
+		}
 		if err == nil || !isBusy(err) || ctx.Err() != nil {
 			return err
 		}

@@ -67,7 +67,13 @@ type Store struct {
 	opts Options
 	// Prepared statements per pool.
 	rwStmts, roStmts *stmtCache
+	// ckpt runs the WAL checkpoints off the writer (checkpoint.go).
+	ckpt *checkpointer
 }
+
+// checkpointHook, if set before Open, is called after every background
+// checkpoint (tests).
+var checkpointHook func(busy, logFrames, checkpointed int, err error)
 
 func (s *Store) cacheFor(db *sql.DB) *stmtCache {
 	if db == s.rw {
@@ -101,7 +107,8 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	// writer connections would contend in SQLite's busy handler, which sleeps
 	// and polls (measured: p99 latency of POST /orders several times higher).
 	rw, err := openPool(path, 1, "immediate",
-		busy, "journal_mode(WAL)", "synchronous(NORMAL)", "foreign_keys(1)")
+		busy, "journal_mode(WAL)", "synchronous(NORMAL)", "foreign_keys(1)",
+		fmt.Sprintf("wal_autocheckpoint(%d)", walAutocheckpointPages))
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +122,14 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		rw.Close()
 		return nil, err
 	}
-	return &Store{rw: rw, ro: ro, opts: opts, rwStmts: newStmtCache(rw), roStmts: newStmtCache(ro)}, nil
+	ck, err := openPool(path, 1, "", busy, "synchronous(NORMAL)")
+	if err != nil {
+		ro.Close()
+		rw.Close()
+		return nil, err
+	}
+	return &Store{rw: rw, ro: ro, opts: opts, rwStmts: newStmtCache(rw), roStmts: newStmtCache(ro),
+		ckpt: startCheckpointer(ck, checkpointHook)}, nil
 }
 
 func openPool(path string, maxConns int, txlock string, pragmas ...string) (*sql.DB, error) {
@@ -148,6 +162,7 @@ func (s *Store) DB() *sql.DB { return s.rw }
 
 // Close closes both pools. Transactions still running fail.
 func (s *Store) Close() error {
+	_ = s.ckpt.close()
 	s.rwStmts.close()
 	s.roStmts.close()
 	err1 := s.ro.Close()
