@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"testing"
-
 )
 
 // TestAdminStockViewShowsSold_Review: issue 13.8 asks that confirming
