@@ -252,3 +252,35 @@ func TestWritesAreCheckpointedOffTheWriter(t *testing.T) {
 			r.busy, r.logFrames, r.done, r.err)
 	}
 }
+
+// The relay's claim reads its rows in index order: no statement of it sorts
+// (a sort is O(backlog) per claim), and each searches outbox_due.
+func TestClaimQueriesReadInIndexOrder(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "plan.db"), Options{})
+	for name, q := range map[string]struct {
+		sql  string
+		args []any
+	}{
+		"due list of a shard": {sqlListOutboxDue, []any{"pending", 0, 1, 1, 100}},
+		"next shard in use":   {sqlNextPendingShard, []any{"pending", 0}},
+	} {
+		rows, err := s.DB().Query("EXPLAIN QUERY PLAN "+q.sql, q.args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		text := strings.Join(plan, "; ")
+		if strings.Contains(text, "TEMP B-TREE") || !strings.Contains(text, "INDEX outbox_due") {
+			t.Errorf("%s: plan %q, want a search of outbox_due without a sort", name, text)
+		}
+	}
+}
