@@ -50,6 +50,9 @@ func (s *Store) run(ctx context.Context, db *sql.DB, readOnly bool, fn func(cont
 // caller can tell a lock conflict inside fn (its chain holds the driver's
 // busy error) from the caller's own errors.
 func (s *Store) once(ctx context.Context, db *sql.DB, readOnly bool, fn func(context.Context, store.Tx) error) (err error) {
+	if !readOnly && s.w != nil {
+		return s.w.do(ctx, s.rwStmts, fn)
+	}
 	sqlTx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: readOnly})
 	if err != nil {
 		return classify(ctx, err, "sqlitestore: begin transaction")

@@ -94,6 +94,7 @@ func (t *tx) execContext(ctx context.Context, query string, args ...any) (sql.Re
 	if err != nil {
 		return nil, err
 	}
+	ctx = t.stmtCtx(ctx)
 	if st := t.stmts.get(query); st != nil {
 		return t.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
 	}
@@ -101,6 +102,7 @@ func (t *tx) execContext(ctx context.Context, query string, args ...any) (sql.Re
 }
 
 func (t *tx) queryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
+	ctx = t.stmtCtx(ctx)
 	if st := t.stmts.get(query); st != nil {
 		return t.tx.StmtContext(ctx, st).QueryContext(ctx, args...)
 	}
@@ -108,10 +110,22 @@ func (t *tx) queryContext(ctx context.Context, query string, args ...any) (*sql.
 }
 
 func (t *tx) queryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	ctx = t.stmtCtx(ctx)
 	if st := t.stmts.get(query); st != nil {
 		return t.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
 	}
 	return t.tx.QueryRowContext(ctx, query, args...)
+}
+
+// stmtCtx is the context a statement runs with. In a group transaction
+// (group.go) a statement must not be interrupted once it runs, so a live
+// context loses its cancellation; an ended one is passed on, and
+// database/sql then fails the statement before it reaches SQLite.
+func (t *tx) stmtCtx(ctx context.Context) context.Context {
+	if !t.detach || ctx.Err() != nil {
+		return ctx
+	}
+	return context.WithoutCancel(ctx)
 }
 
 // note marks a diagnostic text argument (an error text, a reason): it is
