@@ -53,7 +53,11 @@ var ydbTripsPerOrder func() (trips float64, source string, ok bool)
 func costRows(r burstResult) []row {
 	const million = 1e6
 	inv := r.apiInv + r.advInv
-	mqReq := r.sends + r.receives + r.deletes
+	// Only the sends are billed: the trigger's own receives and deletes are
+	// free ("When the trigger is running, requests to the message queue are
+	// free of charge", yandex-cloud/docs en/functions/concepts/trigger/
+	// ymq-trigger.md). In the burst every receive and delete is the trigger's.
+	mqReq := r.sends
 	part := func(what string, perOrder float64, p price) row {
 		cost := "n/a (price not published in the stored docs)"
 		if !math.IsNaN(p.rub) {
@@ -83,7 +87,7 @@ func costRows(r burstResult) []row {
 		{fmt.Sprintf("cost: function GB·s (100 ms rounding; orderapi %v MB, sagaadvancer %v MB)", r.memMB["orderapi"], r.memMB["sagaadvancer"]),
 			fmt.Sprintf("%.4f GB·s / confirmed order (%.1f GB·hour per 1 000 000)", r.gbSecPerOrder, r.gbSecPerOrder*million/3600),
 			"n/a (GB×hour price not published in the stored docs)", prices["functions.gbhour"].source},
-		part(fmt.Sprintf("cost: Message Queue requests (%.2f send + %.2f receive + %.2f delete; %.2f messages sent)", r.sends, r.receives, r.deletes, r.sent),
+		part(fmt.Sprintf("cost: Message Queue requests billed: %.2f SendMessageBatch (%.2f messages); the trigger's %.2f receive + %.2f delete are free", r.sends, r.sent, r.receives, r.deletes),
 			mqReq, prices["mq.request"]),
 	}
 	if haveTrips {
