@@ -254,15 +254,18 @@ func TestWritesAreCheckpointedOffTheWriter(t *testing.T) {
 }
 
 // The relay's claim reads its rows in index order: no statement of it sorts
-// (a sort is O(backlog) per claim), and each searches outbox_due.
+// (a sort is O(backlog) per claim), and each reads the partial index of
+// pending rows, outbox_due (as do the backlog gauges).
 func TestClaimQueriesReadInIndexOrder(t *testing.T) {
 	s := open(t, filepath.Join(t.TempDir(), "plan.db"), Options{})
 	for name, q := range map[string]struct {
 		sql  string
 		args []any
 	}{
-		"due list of a shard": {sqlListOutboxDue, []any{"pending", 0, 1, 1, 100}},
-		"next shard in use":   {sqlNextPendingShard, []any{"pending", 0}},
+		"due list of a shard": {sqlListOutboxDue, []any{0, 1, 1, 100}},
+		"next shard in use":   {sqlNextPendingShard, []any{0}},
+		"backlog count":       {sqlOutboxBacklogCount, nil},
+		"backlog oldest":      {sqlOutboxBacklogOldest, nil},
 	} {
 		rows, err := s.DB().Query("EXPLAIN QUERY PLAN "+q.sql, q.args...)
 		if err != nil {

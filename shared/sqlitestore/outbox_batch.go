@@ -15,7 +15,7 @@ import (
 const (
 	// The next shard >= ? holding a pending row: one index seek (outbox_due
 	// leads with (status, shard)). NULL when there is none.
-	sqlNextPendingShard = `SELECT MIN(shard) FROM outbox WHERE status = ? AND shard >= ?`
+	sqlNextPendingShard = `SELECT MIN(shard) FROM outbox WHERE status = '` + pending + `' AND shard >= ?`
 
 	// Narrow conditional updates by primary key, run once per row inside
 	// the caller's transaction with one prepared statement: in SQLite a
@@ -46,7 +46,7 @@ func (t *tx) ListOutboxDueFrom(ctx context.Context, fromShard int, now time.Time
 	shards := 0
 	for shard := fromShard; ; shard++ {
 		var next sql.NullInt64
-		if err := t.queryRowContext(ctx, sqlNextPendingShard, string(outbox.StatusPending), shard).Scan(&next); err != nil {
+		if err := t.queryRowContext(ctx, sqlNextPendingShard, shard).Scan(&next); err != nil {
 			return nil, classify(ctx, err, "sqlitestore: list due outbox events")
 		}
 		if !next.Valid {
