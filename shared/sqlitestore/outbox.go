@@ -48,7 +48,7 @@ const (
 			PARTITION BY aggregate_id ORDER BY aggregate_seq, created_at, id) AS rn
 		FROM outbox WHERE (status = ? OR (status = ? AND destination = ?)) AND aggregate_id IN (%s)
 	) WHERE rn = 1`
-	sqlOutboxBacklogCount  = `SELECT COUNT(*) FROM outbox WHERE status = '` + pending + `'`
+	sqlOutboxBacklogCount = `SELECT COUNT(*) FROM outbox WHERE status = '` + pending + `'`
 	// Reads the pending rows through outbox_due (O(backlog)); without the
 	// hint SQLite prefers scanning outbox_aggregate, which covers created_at
 	// but holds every row.
