@@ -16,20 +16,30 @@ import (
 
 var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
-func newLedger(t *testing.T, p payments.Provider) *payments.Service {
+// ledger is a payment service with the store under it.
+type ledger struct {
+	*payments.Service
+	store store.Store
+}
+
+func newLedger(t *testing.T, p payments.Provider) ledger {
 	t.Helper()
 	st, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "pay.db"), sqlitestore.Options{})
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
 	t.Cleanup(func() { st.Close() })
-	return &payments.Service{Store: st, Provider: p, Now: func() time.Time { return t0 }}
+	s, err := payments.New(payments.Config{Store: st, Provider: p, Now: func() time.Time { return t0 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ledger{s, st}
 }
 
-func entry(t *testing.T, s *payments.Service, id string) (payment.Entry, bool) {
+func entry(t *testing.T, s ledger, id string) (payment.Entry, bool) {
 	t.Helper()
 	var e payment.Entry
-	err := s.Store.View(context.Background(), func(ctx context.Context, tx store.Tx) error {
+	err := s.store.View(context.Background(), func(ctx context.Context, tx store.Tx) error {
 		var err error
 		e, err = tx.GetPayment(ctx, id)
 		return err
@@ -43,7 +53,7 @@ func entry(t *testing.T, s *payments.Service, id string) (payment.Entry, bool) {
 	return e, true
 }
 
-func wantTotals(t *testing.T, s *payments.Service, charged, refunded int64) {
+func wantTotals(t *testing.T, s ledger, charged, refunded int64) {
 	t.Helper()
 	c, r, err := s.Totals(context.Background())
 	if err != nil || c != charged || r != refunded {
