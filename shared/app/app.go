@@ -38,8 +38,10 @@ import (
 
 // App holds the wired use cases. It exposes use cases, not adapters: the
 // store, the queue and the metrics recorder stay inside (a function body
-// reaches them only through an App method). Fields are read-only after New,
-// except where a chaos run or a test decorates a use case before the first
+// reaches them only through an App method). Fields are read-only after New.
+// The relay, orders, redrive, stock and payments are built once by their
+// constructors (Options can adjust their configuration first); a chaos run
+// or a test may still decorate the advancer and recovery before the first
 // invocation.
 type App struct {
 	Config config.Config

@@ -2,14 +2,17 @@ package payments_test
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"ordersaga/shared/apperr"
+	"ordersaga/shared/config"
 	"ordersaga/shared/payment"
 	"ordersaga/shared/payments"
 	"ordersaga/shared/paymentsim"
+	"ordersaga/shared/resilience"
 	"ordersaga/shared/sqlitestore"
 	"ordersaga/shared/store"
 )
@@ -225,5 +228,40 @@ func TestChargeInProgressAtProviderIsTransientAndUnrecorded(t *testing.T) {
 	}
 	if _, ok := entry(t, s, payment.EntryID("saga-409", payment.Charge)); ok {
 		t.Error("a ledger entry was written for an unknown outcome")
+	}
+}
+
+// The policy's zero fields take config.Default()'s values (the attempt
+// timeout used to be 3 s against PAYMENT_TIMEOUT's 2 s).
+func TestPolicyDefaultsAreConfigDefaults(t *testing.T) {
+	p := payments.NewPolicy(payments.PolicyConfig{})
+	if got, want := p.AttemptTimeout, config.Default().Payment.Timeout; got != want {
+		t.Errorf("AttemptTimeout = %v, want PAYMENT_TIMEOUT's default %v", got, want)
+	}
+	// The breaker opens after PAYMENT_BREAKER_THRESHOLD's default failures
+	// and stays open PAYMENT_BREAKER_OPEN_FOR's default (not the breaker's own 30 s).
+	p = payments.NewPolicy(payments.PolicyConfig{Breaker: resilience.BreakerConfig{Now: func() time.Time { return t0 }}})
+	fail := func(context.Context) error { return apperr.New(apperr.Transient, "down") }
+	for i := 0; i < config.Default().Payment.BreakerThreshold; i++ {
+		if p.Breaker.State() != resilience.StateClosed {
+			t.Fatalf("open after %d failures", i)
+		}
+		_ = p.Breaker.Execute(context.Background(), fail)
+	}
+	var open *resilience.OpenError
+	if err := p.Breaker.Execute(context.Background(), fail); !errors.As(err, &open) {
+		t.Fatalf("after the threshold: %v, want an open breaker", err)
+	}
+	if got, want := open.RetryIn, config.Default().Payment.BreakerOpenFor; got != want {
+		t.Errorf("open for %v, want %v", got, want)
+	}
+}
+
+func TestNewRefusesAMissingPort(t *testing.T) {
+	if s, err := payments.New(payments.Config{Provider: paymentsim.New(paymentsim.Config{})}); s != nil || !apperr.Is(err, apperr.Invalid) {
+		t.Errorf("no store: New = %v, %v; want Invalid", s, err)
+	}
+	if p, err := payments.NewHTTPProvider(payments.HTTPConfig{}); p != nil || !apperr.Is(err, apperr.Invalid) {
+		t.Errorf("no base URL: NewHTTPProvider = %v, %v; want Invalid", p, err)
 	}
 }
