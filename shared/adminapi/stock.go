@@ -39,14 +39,17 @@ func WithStock(s StockAdmin) Option {
 
 // StockView is one SKU's stock as the admin API shows it.
 type StockView struct {
-	SKU       string    `json:"sku"`
-	Available int64     `json:"available"`
-	Reserved  int64     `json:"reserved"`
+	SKU       string `json:"sku"`
+	Available int64  `json:"available"`
+	Reserved  int64  `json:"reserved"`
+	// Sold counts the units of CONFIRMED orders: confirming settles a
+	// reservation, moving its units from reserved to sold.
+	Sold      int64     `json:"sold"`
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
 func stockView(s inventory.Stock) StockView {
-	return StockView{SKU: s.SKU, Available: s.Available, Reserved: s.Reserved, UpdatedAt: s.UpdatedAt}
+	return StockView{SKU: s.SKU, Available: s.Available, Reserved: s.Reserved, Sold: s.Sold, UpdatedAt: s.UpdatedAt}
 }
 
 func (h *handler) stockList(w http.ResponseWriter, r *http.Request) {

@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 	"unicode/utf8"
 
@@ -157,4 +158,83 @@ func ErrText(err error) string {
 // EscapePointer escapes a key for use in a JSON pointer (RFC 6901).
 func EscapePointer(key string) string {
 	return strings.NewReplacer("~", "~0", "/", "~1").Replace(key)
+}
+
+// CheckFields reports the first member of data, at any depth, whose name is
+// not exactly (byte for byte) the JSON name of a field of the Go type t that
+// the document decodes into. encoding/json matches member names without
+// regard to case, with Unicode folding ("CUSTOMER_ID" and "ſku" fill
+// customer_id and sku), so {"quantity":1,"Quantity":900} passes Check and
+// decodes as 900, while a case-sensitive reader (a gateway, a log pipeline,
+// a consumer) sees 1. Objects decoded into structs are checked member by
+// member; arrays and slices element by element; maps and other kinds are
+// not checked. data must already have passed Check.
+func CheckFields(data []byte, t reflect.Type) *apperr.FieldError {
+	return checkFields(bytes.TrimSpace(data), t, "")
+}
+
+func checkFields(raw []byte, t reflect.Type, ptr string) *apperr.FieldError {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Struct:
+		if raw[0] != '{' {
+			return nil // a type error, reported by the decoder
+		}
+		members, fe := Members(raw, ptr)
+		if fe != nil {
+			return fe
+		}
+		fields := jsonFields(t)
+		for _, m := range members {
+			ft, ok := fields[m.Key]
+			p := ptr + "/" + EscapePointer(m.Key)
+			if !ok {
+				return &apperr.FieldError{Pointer: p, Detail: "is not a field of this object (member names are case-sensitive)"}
+			}
+			if fe := checkFields(m.Raw, ft, p); fe != nil {
+				return fe
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if raw[0] != '[' {
+			return nil
+		}
+		var elems []json.RawMessage
+		if err := json.Unmarshal(raw, &elems); err != nil {
+			return nil // a type error, reported by the decoder
+		}
+		for i, e := range elems {
+			if fe := checkFields(bytes.TrimSpace(e), t.Elem(), fmt.Sprintf("%s/%d", ptr, i)); fe != nil {
+				return fe
+			}
+		}
+	}
+	return nil
+}
+
+// jsonFields maps the JSON names of t's exported fields to their types, as
+// encoding/json names them (the tag's name, else the Go name; "-" skipped).
+// Embedded structs are not flattened: the types checked here have none.
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch name {
+		case "-":
+			continue
+		case "":
+			name = f.Name
+		}
+		out[name] = f.Type
+	}
+	return out
 }

@@ -1,6 +1,9 @@
 package jsonstrict
 
-import "testing"
+import (
+	"reflect"
+	"testing"
+)
 
 func TestCheck(t *testing.T) {
 	cases := []struct {
@@ -44,6 +47,39 @@ func TestMembers(t *testing.T) {
 	for doc, ptr := range map[string]string{`{"a":1,"a":2}`: "/f/a", `[1]`: "/f", `{"a":1}{}`: "/f", "{\"a\":\"\xff\"}": "/f"} {
 		if _, fe := Members([]byte(doc), "/f"); fe == nil || fe.Pointer != ptr {
 			t.Errorf("Members(%s) = %+v, want error at %q", doc, fe, ptr)
+		}
+	}
+}
+
+func TestCheckFields(t *testing.T) {
+	type line struct {
+		SKU string `json:"sku"`
+		Qty int64  `json:"quantity"`
+	}
+	type doc struct {
+		Customer string            `json:"customer_id"`
+		Lines    []line            `json:"items"`
+		Note     string            // no tag: its Go name
+		Skipped  string            `json:"-"`
+		Labels   map[string]string `json:"labels"`
+	}
+	typ := reflect.TypeOf(doc{})
+	for _, tc := range []struct{ body, ptr string }{
+		{`{"customer_id":"a","items":[{"sku":"s","quantity":1}],"Note":"n","labels":{"Any":"x"}}`, "-"},
+		{`{"customer_id":null,"items":null}`, "-"},
+		{`{"CUSTOMER_ID":"m"}`, "/CUSTOMER_ID"},
+		{`{"items":[{"sku":"s"},{"sku":"s","Quantity":900}]}`, "/items/1/Quantity"},
+		{`{"items":[{"\u017fku":"other"}]}`, "/items/0/ſku"},
+		{`{"note":"lower case of an untagged field"}`, "/note"},
+		{`{"-":"x"}`, "/-"},
+		{`{"items":"not an array"}`, "-"}, // a type error: the decoder's to report
+	} {
+		fe := CheckFields([]byte(tc.body), typ)
+		switch {
+		case tc.ptr == "-" && fe != nil:
+			t.Errorf("CheckFields(%s) = %+v, want nil", tc.body, fe)
+		case tc.ptr != "-" && (fe == nil || fe.Pointer != tc.ptr):
+			t.Errorf("CheckFields(%s) = %+v, want an error at %s", tc.body, fe, tc.ptr)
 		}
 	}
 }

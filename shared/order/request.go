@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"regexp"
 	"strings"
 	"unicode/utf8"
@@ -78,6 +79,12 @@ func DecodeRequestBytes(body []byte) (Request, error) {
 		if fe.Pointer == "" {
 			return Request{}, apperr.New(apperr.Invalid, "request body %s", fe.Detail)
 		}
+		return Request{}, apperr.Invalidf([]apperr.FieldError{*fe}, "field %s %s", fe.Pointer, fe.Detail)
+	}
+	// Exact member names: encoding/json would also fill customer_id from
+	// "CUSTOMER_ID" (or sku from "ſku"), a second spelling another parser
+	// reads as a different member.
+	if fe := jsonstrict.CheckFields(body, reflect.TypeOf(Request{})); fe != nil {
 		return Request{}, apperr.Invalidf([]apperr.FieldError{*fe}, "field %s %s", fe.Pointer, fe.Detail)
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))

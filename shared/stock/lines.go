@@ -62,7 +62,9 @@ func readStocks(ctx context.Context, tx store.Tx, need map[string]int64) ([]inve
 // reservationOutcome is what a repeated Reserve returns for an existing reservation.
 func reservationOutcome(r inventory.Reservation) error {
 	switch r.Status {
-	case inventory.Reserved:
+	case inventory.Reserved, inventory.Settled:
+		// Settled: the reservation was made and then sold on confirm; a
+		// repeated Reserve answers what was recorded, a success.
 		return nil
 	case inventory.Rejected:
 		return apperr.New(apperr.Rejected, "%s", r.Reason)

@@ -65,7 +65,7 @@ const maxConflictRetries = 3
 // Reserve reserves lines for the saga sagaID in one transaction.
 //
 // If a reservation for sagaID exists its outcome is returned again: Reserved
-// → nil; Rejected → Rejected with the recorded reason; Released → Rejected
+// or Settled → nil; Rejected → Rejected with the recorded reason; Released → Rejected
 // ("already released"). Otherwise every SKU's stock is checked (a missing SKU
 // has no stock): if all suffice, Available is decremented and Reserved
 // incremented, and a Reserved reservation is stored; if any falls short, a

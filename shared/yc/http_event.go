@@ -7,9 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 
 	"ordersaga/shared/apperr"
@@ -178,13 +180,22 @@ func mergeMulti(multi map[string][]string, single map[string]string, canon bool)
 	if canon {
 		key = http.CanonicalHeaderKey
 	}
+	// Names are visited in sorted order, so one event always gives one
+	// request: two spellings of a header ("idempotency-key" and
+	// "Idempotency-Key") keep every value, in a fixed order, and the handler
+	// sees (and refuses) the duplicate instead of a value chosen by map
+	// iteration.
 	out := make(map[string][]string, len(multi)+len(single))
-	for k, vs := range multi {
-		out[key(k)] = append(out[key(k)], vs...)
+	for _, k := range slices.Sorted(maps.Keys(multi)) {
+		out[key(k)] = append(out[key(k)], multi[k]...)
 	}
-	for k, v := range single {
-		if _, ok := out[key(k)]; !ok {
-			out[key(k)] = []string{v}
+	fromMulti := make(map[string]bool, len(out))
+	for k := range out {
+		fromMulti[k] = true
+	}
+	for _, k := range slices.Sorted(maps.Keys(single)) {
+		if !fromMulti[key(k)] { // multiValueHeaders wins over headers for the same name
+			out[key(k)] = append(out[key(k)], single[k])
 		}
 	}
 	return out

@@ -1,0 +1,136 @@
+package relay
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"ordersaga/shared/dlq"
+	"ordersaga/shared/outbox"
+	"ordersaga/shared/queue"
+	"ordersaga/shared/redrive"
+	"ordersaga/shared/sqlitequeue"
+	"ordersaga/shared/store"
+)
+
+// refusing is the embedded queue with one event refused (a queue outage
+// that hit one row for all its attempts).
+type refusing struct {
+	*sqlitequeue.Queue
+	refuse map[string]bool // event ids
+}
+
+func (q *refusing) SendBatch(ctx context.Context, url string, msgs []queue.OutMessage) ([]queue.SendResult, error) {
+	var pass []queue.OutMessage
+	var out []queue.SendResult
+	for _, m := range msgs {
+		if q.refuse[m.Attributes[outbox.AttrEventID]] {
+			out = append(out, queue.SendResult{ID: m.ID, Err: queueDown})
+			continue
+		}
+		pass = append(pass, m)
+	}
+	if len(pass) > 0 {
+		res, err := q.Queue.SendBatch(ctx, url, pass)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, res...)
+	}
+	return out, nil
+}
+
+var queueDown = errString("queue unavailable (injected)")
+
+type errString string
+
+func (e errString) Error() string { return string(e) }
+
+// TestDeadRowDoesNotLetLaterRowsOfItsAggregateOvertakeIt_Review: the
+// relay's guarantee is "rows of one aggregate are sent in creation order".
+// order.created of an order fails until it is dead (MaxAttempts); its
+// order.confirmed, written after it, was held behind it while it was
+// pending — but once it is dead, the relay sends order.confirmed, and the
+// operator's redrive of the dead letter then sends order.created after it.
+// A consumer of order-events sees CONFIRMED, then CREATED (and would
+// regress the order's state). A dead row must keep blocking the later rows
+// of its aggregate (they wait with it for the operator), or the redrive
+// must not be possible out of order.
+func TestDeadRowDoesNotLetLaterRowsOfItsAggregateOvertakeIt_Review(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	evURL, err := f.queue.Ensure(ctx, queue.QueueSpec{Name: "order-events", VisibilityTimeout: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	add := func(id, typ string) {
+		err := f.store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+			return tx.InsertOutbox(ctx, outbox.Row{ID: id, AggregateType: "order", AggregateID: "order-1", EventType: typ,
+				Destination: outbox.DestOrderEvents, Payload: []byte(`{"id":"order-1"}`),
+				Metadata: map[string]string{outbox.AttrOrderID: "order-1", outbox.AttrSagaID: "saga-1"}}.Pending(1, f.clock.Now()))
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	q := &refusing{Queue: f.queue, refuse: map[string]bool{"ev-created": true}}
+	r := f.relay("r1")
+	r.Queue = q
+	r.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	r.URLs = map[string]string{outbox.DestOrderEvents: evURL}
+
+	add("ev-created", outbox.TypeOrderCreated)
+	add("ev-confirmed", outbox.TypeOrderConfirmed)
+	for i := 0; i < 20 && f.event(t, "ev-created").Status != outbox.StatusDead; i++ {
+		if _, err := r.Run(ctx, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		f.clock.Advance(2 * time.Minute)
+	}
+	if f.event(t, "ev-created").Status != outbox.StatusDead {
+		t.Fatal("setup: order.created never went dead")
+	}
+	// The queue is healthy again; the relay runs, then the operator redrives.
+	delete(q.refuse, "ev-created")
+	if _, err := r.Run(ctx, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	var dl dlq.DeadLetter
+	err = f.store.View(ctx, func(ctx context.Context, tx store.Tx) error {
+		list, _, err := tx.ListDeadLetters(ctx, dlq.Filter{Source: dlq.SourceOutbox}, dlq.Page{Limit: 10})
+		if len(list) == 1 {
+			dl = list[0]
+		}
+		return err
+	})
+	if err != nil || dl.ID == "" {
+		t.Fatalf("setup: dead letter %+v %v", dl, err)
+	}
+	svc := &redrive.Service{Store: f.store, Now: f.clock.Now, NewID: f.newID, Log: r.Log}
+	if rep, err := svc.Redrive(ctx, "operator", redrive.Selection{IDs: []string{dl.ID}}); err != nil || rep.Redriven != 1 {
+		t.Fatalf("redrive: %+v %v", rep, err)
+	}
+	if _, err := r.Run(ctx, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for {
+		msgs, err := f.queue.Receive(ctx, evURL, queue.ReceiveOptions{Max: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(msgs) == 0 {
+			break
+		}
+		for _, m := range msgs {
+			got = append(got, m.Attributes[outbox.AttrEventType])
+			_ = f.queue.Delete(ctx, evURL, m.ReceiptHandle)
+		}
+	}
+	if strings.Join(got, " ") != "order.created order.confirmed" {
+		t.Errorf("order-events carried %v for order-1, want [order.created order.confirmed]", got)
+	}
+}
