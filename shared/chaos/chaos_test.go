@@ -168,12 +168,12 @@ func TestCheckerCatchesBrokenProduct(t *testing.T) {
 // doubleReserve reserves every saga's stock a second time under another key.
 type doubleReserve struct{ *stock.Service }
 
-func (d doubleReserve) Reserve(ctx context.Context, sagaID, orderID string, lines []inventory.Line) error {
-	if err := d.Service.Reserve(ctx, sagaID, orderID, lines); err != nil {
-		return err
+func (d doubleReserve) ReserveIn(ctx context.Context, tx store.Tx, sagaID, orderID string, lines []inventory.Line, now time.Time) (error, error) {
+	if outcome, err := d.Service.ReserveIn(ctx, tx, sagaID, orderID, lines, now); outcome != nil || err != nil {
+		return outcome, err
 	}
-	_ = d.Service.Reserve(ctx, sagaID+"-again", orderID, lines)
-	return nil
+	_, err := d.Service.ReserveIn(ctx, tx, sagaID+"-again", orderID, lines, now)
+	return nil, err
 }
 
 // doubleCharge charges every saga a second time under another key.

@@ -109,19 +109,38 @@ func (a *Advancer) Handle(ctx context.Context, m Message) (Result, error) {
 		a.log().Error("malformed saga command acknowledged", "outbox_event_id", m.EventID, "error", err)
 		return a.done(Result{Status: StatusMalformed}), nil
 	}
-	inst, res, err := a.acquire(ctx, cmd)
-	if err != nil {
-		return Result{SagaID: cmd.SagaID}, err
-	}
-	if res.Status != "" {
-		a.log().Debug("saga command acknowledged", "saga_id", cmd.SagaID, "status", res.Status,
-			"token", fmt.Sprintf("%s/%d/%d", cmd.State, cmd.Step, cmd.Attempt), "event_id", m.EventID)
-		return a.done(res), nil
-	}
 	start := time.Now()
+	var inst saga.Instance
+	var res Result
+	var next *chainNext
+	n := 1
+	if run, ok := a.inTxRun(ctx, cmd); ok {
+		// The step runs inside its save transaction: the token check, the
+		// step and its save are one transaction, with no lease of its own.
+		res, next, err = a.firstInTx(ctx, cmd, run, m, a.mayChain(ctx, start, n))
+		if err != nil {
+			return res, err
+		}
+		if next == nil {
+			return a.ack(res, cmd, m), nil
+		}
+		n++
+	} else {
+		inst, res, err = a.acquire(ctx, cmd)
+		if err != nil {
+			return Result{SagaID: cmd.SagaID}, err
+		}
+		if res.Status != "" {
+			return a.ack(res, cmd, m), nil
+		}
+	}
 	var consumed *outbox.Event
-	for n := 1; ; n++ {
-		var next *chainNext
+	for ; ; n++ {
+		if next != nil {
+			row := next.row
+			inst, consumed = next.inst, &row
+			m = Message{EventID: row.ID, Body: row.Payload, Attributes: row.Attributes()}
+		}
 		res, next, err = a.step(ctx, inst, m, consumed, a.mayChain(ctx, start, n))
 		if err != nil || next == nil {
 			if err != nil && consumed != nil && !errors.Is(err, errCrash) {
@@ -135,10 +154,17 @@ func (a *Advancer) Handle(ctx context.Context, m Message) (Result, error) {
 			}
 			return a.done(res), nil
 		}
-		row := next.row
-		inst, consumed = next.inst, &row
-		m = Message{EventID: row.ID, Body: row.Payload, Attributes: row.Attributes()}
 	}
+}
+
+// ack logs a message acknowledged without work (res.Status other than
+// processed) and counts it.
+func (a *Advancer) ack(res Result, cmd saga.Command, m Message) Result {
+	if res.Status != StatusProcessed {
+		a.log().Debug("saga command acknowledged", "saga_id", cmd.SagaID, "status", res.Status,
+			"token", fmt.Sprintf("%s/%d/%d", cmd.State, cmd.Step, cmd.Attempt), "event_id", m.EventID)
+	}
+	return a.done(res)
 }
 
 // errCrash marks an AfterStep error (a simulated crash): the process is
@@ -149,32 +175,101 @@ var errCrash = errors.New("orchestrator: simulated crash")
 // advancer) for message m; see Handle.
 func (a *Advancer) step(ctx context.Context, inst saga.Instance, m Message, consumed *outbox.Event, carry bool) (Result, *chainNext, error) {
 	run := a.run(ctx, inst)
-	if a.AfterStep != nil {
-		if err := a.AfterStep(run.name, run.dir); err != nil {
-			return Result{SagaID: inst.ID, Step: run.name, Direction: run.dir}, nil, fmt.Errorf("%w: %w", errCrash, err)
-		}
+	if err := a.afterStep(inst.ID, run); err != nil {
+		return Result{SagaID: inst.ID, Step: run.name, Direction: run.dir}, nil, err
 	}
-	res, run, d, events, next, err := a.save(ctx, inst, run, m, consumed, carry)
+	s, err := a.save(ctx, inst, run, m, consumed, carry)
 	switch {
 	case errors.Is(err, errLostLease):
-		res.Status = StatusLostLease
+		s.res.Status = StatusLostLease
 		a.log().Warn("saga lease lost before save; another advancer owns the step", "saga_id", inst.ID, "step", run.name)
-		return res, nil, nil
+		return s.res, nil, nil
 	case errors.Is(err, errDuplicate):
-		res.Status = StatusDuplicate
+		s.res.Status = StatusDuplicate
 		a.releaseLease(ctx, inst, consumed)
-		return res, nil, nil
+		return s.res, nil, nil
 	case err != nil:
 		a.releaseLease(ctx, inst, consumed)
-		return res, nil, err
+		return s.res, nil, err
 	}
-	a.observe(inst, run, d, m)
-	if len(events) > 0 && a.Dispatcher != nil {
+	a.saved(ctx, s, m)
+	return s.res, s.next, nil
+}
+
+// afterStep calls the AfterStep hook (a simulated crash: errCrash).
+func (a *Advancer) afterStep(sagaID string, run stepRun) error {
+	if a.AfterStep == nil {
+		return nil
+	}
+	if err := a.AfterStep(run.name, run.dir); err != nil {
+		return fmt.Errorf("%w: %w", errCrash, err)
+	}
+	return nil
+}
+
+// saved observes a committed step and dispatches the rows it wrote.
+func (a *Advancer) saved(ctx context.Context, s saved, m Message) {
+	a.observe(s.cur, s.run, s.d, m)
+	if len(s.events) > 0 && a.Dispatcher != nil {
 		dctx, cancel := context.WithTimeout(ctx, a.dispatchTimeout())
-		a.Dispatcher.Dispatch(dctx, events)
+		a.Dispatcher.Dispatch(dctx, s.events)
 		cancel()
 	}
-	return res, next, nil
+}
+
+// inTxRun prepares the step cmd names when its action runs inside the save
+// transaction (create_order, reserve_inventory, confirm_order, cancel_order
+// and confirm_order's compensation): such a step has no effect outside the
+// store, so the Fault hook is its only part that runs before the
+// transaction. ok is false for a step that calls a participant (it takes
+// the lease first, see acquire) and for an impossible step.
+func (a *Advancer) inTxRun(ctx context.Context, cmd saga.Command) (stepRun, bool) {
+	steps := a.steps()
+	dir := saga.PhaseOf(cmd.State)
+	if cmd.Step >= len(steps) || steps.action(cmd.Step, dir).InTx == nil {
+		return stepRun{}, false
+	}
+	return a.run(ctx, saga.Instance{ID: cmd.SagaID, State: cmd.State, Step: cmd.Step}), true
+}
+
+// firstInTx handles the first step of a message when that step runs inside
+// its save transaction: one transaction checks the command's token against
+// the saga (as acquire does), runs the step and saves it (saveIn), so the
+// step costs no lease transaction. A concurrent advancer cannot run the
+// step twice: the lease is checked in the same serializable transaction
+// that writes the step's outcome and the new token, so of two such
+// transactions only one commits; the other fails, re-runs, and finds the
+// token moved (stale) or the lease taken (busy). With carry the save takes
+// the lease for the next step (chaining), exactly as a leased step's save.
+func (a *Advancer) firstInTx(ctx context.Context, cmd saga.Command, run stepRun, m Message, carry bool) (Result, *chainNext, error) {
+	if err := a.afterStep(cmd.SagaID, run); err != nil {
+		return Result{SagaID: cmd.SagaID, Step: run.name, Direction: run.dir}, nil, err
+	}
+	now := a.now()
+	id := a.ids()
+	var s saved
+	err := a.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		cur, res, err := a.check(ctx, tx, cmd, now)
+		s = saved{res: res}
+		if err != nil || res.Status != "" {
+			return err
+		}
+		s, err = a.saveIn(ctx, tx, cur, run, m, nil, carry, id, now)
+		return err
+	})
+	switch {
+	case errors.Is(err, errDuplicate):
+		return Result{Status: StatusDuplicate, SagaID: cmd.SagaID}, nil, nil
+	case errors.Is(err, errLostLease) || apperr.Is(err, apperr.Conflict):
+		// Another advancer wrote the saga between our read and write.
+		return Result{Status: StatusBusy, SagaID: cmd.SagaID}, nil, nil
+	case err != nil:
+		return Result{SagaID: cmd.SagaID, Step: run.name, Direction: run.dir}, nil, err
+	case s.res.Status != StatusProcessed:
+		return s.res, nil, nil
+	}
+	a.saved(ctx, s, m)
+	return s.res, s.next, nil
 }
 
 // mayChain reports whether the invocation may run step n (1-based) of this
@@ -215,26 +310,11 @@ func (a *Advancer) acquire(ctx context.Context, cmd saga.Command) (saga.Instance
 	var inst saga.Instance
 	var res Result
 	err := a.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
-		res = Result{SagaID: cmd.SagaID}
 		now := a.now()
-		cur, err := tx.GetSaga(ctx, cmd.SagaID)
-		switch {
-		case apperr.Is(err, apperr.NotFound):
-			res.Status = StatusUnknown
-			return nil
-		case err != nil:
+		cur, r, err := a.check(ctx, tx, cmd, now)
+		res = r
+		if err != nil || res.Status != "" {
 			return err
-		case cur.State.Finished():
-			res.Status, res.State = StatusFinished, cur.State
-			return nil
-		case !cmd.Matches(cur):
-			res.Status, res.State = StatusStale, cur.State
-			return nil
-		case cur.LeaseUntil.After(now):
-			res.Status, res.State = StatusBusy, cur.State
-			return nil
-		case cur.Step < 0 || cur.Step >= len(a.steps()):
-			return apperr.New(apperr.Internal, "saga %s is at step %d of %d", cur.ID, cur.Step, len(a.steps()))
 		}
 		prev := cur.Version
 		cur.LeaseOwner, cur.LeaseUntil = a.owner(), now.Add(a.lease())
@@ -250,6 +330,30 @@ func (a *Advancer) acquire(ctx context.Context, cmd saga.Command) (saga.Instance
 		return saga.Instance{}, Result{Status: StatusBusy, SagaID: cmd.SagaID}, nil
 	}
 	return inst, res, err
+}
+
+// check reads the saga cmd is for and reports, in res.Status, why the
+// message is to be acknowledged without work: no such saga, finished,
+// stale token, or leased by another advancer. An empty Status means cur
+// may run its step.
+func (a *Advancer) check(ctx context.Context, tx store.Tx, cmd saga.Command, now time.Time) (saga.Instance, Result, error) {
+	res := Result{SagaID: cmd.SagaID}
+	cur, err := tx.GetSaga(ctx, cmd.SagaID)
+	switch {
+	case apperr.Is(err, apperr.NotFound):
+		res.Status = StatusUnknown
+	case err != nil:
+		return cur, res, err
+	case cur.State.Finished():
+		res.Status, res.State = StatusFinished, cur.State
+	case !cmd.Matches(cur):
+		res.Status, res.State = StatusStale, cur.State
+	case cur.LeaseUntil.After(now):
+		res.Status, res.State = StatusBusy, cur.State
+	case cur.Step < 0 || cur.Step >= len(a.steps()):
+		return cur, res, apperr.New(apperr.Internal, "saga %s is at step %d of %d", cur.ID, cur.Step, len(a.steps()))
+	}
+	return cur, res, nil
 }
 
 // releaseLease frees a lease we hold after a failed save (best effort), so
@@ -319,6 +423,10 @@ func (a *Advancer) done(r Result) Result {
 		a.Hooks.OnMessage(r.Status)
 	}
 	return r
+}
+
+func (a *Advancer) participants() Participants {
+	return Participants{Inventory: a.Inventory, Payments: a.Payments}
 }
 
 func (a *Advancer) steps() Steps {

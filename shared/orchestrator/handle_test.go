@@ -78,18 +78,43 @@ func TestHandleAcknowledgesWithoutWork(t *testing.T) {
 		}
 	})
 	t.Run("lost lease rolls the save back", func(t *testing.T) {
+		// process_payment calls a participant, so it runs under the lease
+		// (here taken by reserve_inventory's chained save); a usurper
+		// between its effect and its save makes the save fail.
 		e := newEnv(t, envOpts{stock: map[string]int64{"sku-1": 5}})
 		_, sagaID := e.place(item("sku-1", 1, 10))
-		e.adv.AfterStep = func(string, saga.Direction) error {
-			leaseBy(t, e, sagaID, "usurper", e.clock.Now().Add(time.Minute))
+		e.adv.AfterStep = func(step string, _ saga.Direction) error {
+			if step == saga.StepProcessPayment {
+				leaseBy(t, e, sagaID, "usurper", e.clock.Now().Add(time.Minute))
+			}
 			return nil
 		}
 		res, err := e.adv.Handle(ctx, e.queue[0].msg)
 		if err != nil || res.Status != orchestrator.StatusLostLease {
 			t.Fatalf("got %+v, %v; want lost_lease", res, err)
 		}
-		if s := e.saga(sagaID); s.LeaseOwner != "usurper" || len(e.trail(sagaID)) != 0 {
-			t.Errorf("the usurper's lease must stand and nothing be logged: %+v", s)
+		s := e.saga(sagaID)
+		if tr := e.trail(sagaID); s.LeaseOwner != "usurper" || s.Step != 2 || len(tr) != 2 {
+			t.Errorf("the usurper's lease must stand and process_payment not be logged: %+v, log %v", s, tr)
+		}
+	})
+	t.Run("an in-transaction first step leaves a taken lease alone", func(t *testing.T) {
+		// create_order runs inside its save transaction, which checks the
+		// lease itself (no lease transaction first): a saga leased by
+		// another advancer is busy, and nothing is written.
+		e := newEnv(t, envOpts{stock: map[string]int64{"sku-1": 5}})
+		_, sagaID := e.place(item("sku-1", 1, 10))
+		e.adv.AfterStep = func(string, saga.Direction) error {
+			leaseBy(t, e, sagaID, "usurper", e.clock.Now().Add(time.Minute))
+			return nil
+		}
+		before := e.saga(sagaID)
+		res, err := e.adv.Handle(ctx, e.queue[0].msg)
+		if err != nil || res.Status != orchestrator.StatusBusy {
+			t.Fatalf("got %+v, %v; want busy", res, err)
+		}
+		if s := e.saga(sagaID); s.LeaseOwner != "usurper" || s.Version != before.Version+1 || len(e.trail(sagaID)) != 0 {
+			t.Errorf("the usurper's lease must stand and nothing be written: %+v", s)
 		}
 	})
 }

@@ -29,10 +29,14 @@ type Action struct {
 	// save was lost (a crash) is made again harmlessly.
 	Call func(ctx context.Context, p Participants, inst saga.Instance) Effect
 	// InTx runs inside the step's save transaction, atomically with the
-	// saga's new state (an order change). Its error is a store failure
-	// (the transaction fails); the step's own outcome is in the Effect.
-	InTx func(ctx context.Context, tx store.Tx, inst saga.Instance, now time.Time) (Effect, error)
+	// saga's new state (an order change, a reservation of the local stock
+	// participant). Its error is a store failure (the transaction fails);
+	// the step's own outcome is in the Effect.
+	InTx InTxFunc
 }
+
+// InTxFunc is an action that runs inside the step's save transaction.
+type InTxFunc func(ctx context.Context, tx store.Tx, p Participants, inst saga.Instance, now time.Time) (Effect, error)
 
 // Effect is what an action did.
 type Effect struct {
@@ -85,15 +89,16 @@ func (s Steps) action(i int, dir saga.Direction) Action {
 // steps are compensated, in reverse order. confirm_order is last so that
 // nothing after it can fail; uncompensatable actions (notifications) belong
 // after it, driven by the order.confirmed event. create_order,
-// confirm_order and cancel_order only change the order, inside the step's
-// save transaction.
+// confirm_order and cancel_order only change the order, and
+// reserve_inventory reserves stock of the local stock participant, inside
+// the step's save transaction.
 var CreateOrderSaga = Steps{
 	{StepDef: saga.StepDef{Name: saga.StepCreateOrder, Compensation: saga.StepCancelOrder,
 		Timeout: 5 * time.Second, MaxAttempts: 5, MaxCompensationAttempts: 10},
 		Do: Action{InTx: onOrder(saga.Forward, checkPending)}, Undo: Action{InTx: onOrder(saga.Compensate, cancelOrder)}},
 	{StepDef: saga.StepDef{Name: saga.StepReserveInventory, Compensation: saga.StepReleaseInventory,
 		Timeout: 5 * time.Second, MaxAttempts: 5, MaxCompensationAttempts: 10},
-		Do: Action{Call: reserve}, Undo: Action{Call: release}},
+		Do: Action{InTx: reserve}, Undo: Action{Call: release}},
 	{StepDef: saga.StepDef{Name: saga.StepProcessPayment, Compensation: saga.StepRefundPayment,
 		Timeout: 10 * time.Second, MaxAttempts: 5, MaxCompensationAttempts: 10},
 		Do: Action{Call: charge}, Undo: Action{Call: refund}},
@@ -106,12 +111,16 @@ var CreateOrderSaga = Steps{
 		Do: Action{InTx: onOrder(saga.Forward, confirm)}, Undo: Action{InTx: nothingToUndo}},
 }
 
-func reserve(ctx context.Context, p Participants, inst saga.Instance) Effect {
+// reserve is reserve_inventory: the reservation commits (or rolls back)
+// with the step's save, so it needs no transaction of its own. It stays
+// idempotent by saga id: a re-run finds the recorded reservation.
+func reserve(ctx context.Context, tx store.Tx, p Participants, inst saga.Instance, now time.Time) (Effect, error) {
 	lines := make([]inventory.Line, len(inst.Data.Items))
 	for i, it := range inst.Data.Items {
 		lines[i] = inventory.Line{SKU: it.SKU, Quantity: it.Quantity}
 	}
-	return Effect{Err: p.Inventory.Reserve(ctx, inst.ID, inst.Data.OrderID, lines)}
+	outcome, err := p.Inventory.ReserveIn(ctx, tx, inst.ID, inst.Data.OrderID, lines, now)
+	return Effect{Err: outcome}, err
 }
 
 func release(ctx context.Context, p Participants, inst saga.Instance) Effect {
@@ -135,8 +144,8 @@ type orderFn func(ctx context.Context, tx store.Tx, inst saga.Instance, o order.
 
 // onOrder reads the saga's order for fn. A missing order fails a forward
 // step (Invalid) and is nothing to undo for a compensation.
-func onOrder(dir saga.Direction, fn orderFn) func(context.Context, store.Tx, saga.Instance, time.Time) (Effect, error) {
-	return func(ctx context.Context, tx store.Tx, inst saga.Instance, now time.Time) (Effect, error) {
+func onOrder(dir saga.Direction, fn orderFn) InTxFunc {
+	return func(ctx context.Context, tx store.Tx, _ Participants, inst saga.Instance, now time.Time) (Effect, error) {
 		o, err := tx.GetOrder(ctx, inst.Data.OrderID)
 		if apperr.Is(err, apperr.NotFound) {
 			if dir == saga.Compensate {
@@ -181,7 +190,7 @@ func confirm(ctx context.Context, tx store.Tx, inst saga.Instance, o order.Order
 	return transition(ctx, tx, o, saga.Forward, order.StatusConfirmed, "", outbox.TypeOrderConfirmed, now)
 }
 
-func nothingToUndo(context.Context, store.Tx, saga.Instance, time.Time) (Effect, error) {
+func nothingToUndo(context.Context, store.Tx, Participants, saga.Instance, time.Time) (Effect, error) {
 	return Effect{Skipped: true}, nil
 }
 
@@ -211,7 +220,7 @@ func (a *Advancer) run(ctx context.Context, inst saga.Instance) (r stepRun) {
 	}
 	sctx, cancel := context.WithTimeout(ctx, steps[inst.Step].Timeout)
 	defer cancel()
-	eff := act.Call(sctx, Participants{Inventory: a.Inventory, Payments: a.Payments}, inst)
+	eff := act.Call(sctx, a.participants(), inst)
 	r.err, r.skipped = eff.Err, eff.Skipped
 	return r
 }
@@ -225,8 +234,8 @@ type orderChange struct {
 // runInTx runs r's InTx action inside the save transaction. A store
 // failure is returned as err (the transaction fails); the step's own
 // outcome goes into r.
-func runInTx(ctx context.Context, tx store.Tx, inst saga.Instance, r *stepRun, now time.Time) (*orderChange, error) {
-	eff, err := r.inTx(ctx, tx, inst, now)
+func runInTx(ctx context.Context, tx store.Tx, p Participants, inst saga.Instance, r *stepRun, now time.Time) (*orderChange, error) {
+	eff, err := r.inTx(ctx, tx, p, inst, now)
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,6 @@
 package orchestrator
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -9,7 +8,6 @@ import (
 	"ordersaga/shared/apperr"
 	"ordersaga/shared/resilience"
 	"ordersaga/shared/saga"
-	"ordersaga/shared/store"
 	"ordersaga/shared/textcut"
 )
 
@@ -21,7 +19,7 @@ type stepRun struct {
 	skipped bool // a compensation that had nothing to undo
 	// inTx is the InTx action left for the save transaction (nil: the
 	// step ran already, or the Fault hook decided its outcome).
-	inTx     func(context.Context, store.Tx, saga.Instance, time.Time) (Effect, error)
+	inTx     InTxFunc
 	duration time.Duration
 }
 

@@ -57,42 +57,58 @@ func (s *Service) Reserve(ctx context.Context, sagaID, orderID string, lines []i
 	}
 	var outcome error
 	err = s.retryConflict(ctx, func(ctx context.Context, tx store.Tx) error {
-		outcome = nil
-		r, err := tx.GetReservation(ctx, sagaID)
-		if err == nil {
-			outcome = reservationOutcome(r)
-			return nil
-		}
-		if !apperr.Is(err, apperr.NotFound) {
-			return err
-		}
-		now := s.now()
-		stocks, short, err := readStocks(ctx, tx, need)
-		if err != nil {
-			return err
-		}
-		r = inventory.Reservation{ID: sagaID, OrderID: orderID, Lines: normalized(need),
-			Status: inventory.Reserved, CreatedAt: now, UpdatedAt: now, Version: 1}
-		if short != "" {
-			r.Status, r.Reason = inventory.Rejected, "out of stock: "+short
-			outcome = apperr.New(apperr.Rejected, "%s", r.Reason)
-			return tx.InsertReservation(ctx, r)
-		}
-		for _, st := range stocks {
-			prev := st.Version
-			st.Available -= need[st.SKU]
-			st.Reserved += need[st.SKU]
-			st.UpdatedAt, st.Version = now, prev+1
-			if err := tx.PutStock(ctx, st, prev); err != nil {
-				return err
-			}
-		}
-		return tx.InsertReservation(ctx, r)
+		o, err := reserve(ctx, tx, sagaID, orderID, need, s.now())
+		outcome = o
+		return err
 	})
 	if err != nil {
 		return err
 	}
 	return outcome
+}
+
+// ReserveIn is Reserve inside the caller's transaction tx (the saga step's
+// save transaction: the reservation commits, or rolls back, with the saga's
+// new state), with the same outcomes, recorded per saga id. It returns the
+// reservation's outcome as outcome (nil, Rejected, Invalid) and a store
+// failure as err (the caller's transaction fails).
+func (s *Service) ReserveIn(ctx context.Context, tx store.Tx, sagaID, orderID string, lines []inventory.Line, now time.Time) (outcome, err error) {
+	need, err := aggregate(sagaID, lines)
+	if err != nil {
+		return err, nil
+	}
+	return reserve(ctx, tx, sagaID, orderID, need, now.UTC())
+}
+
+// reserve is Reserve's transaction body (see Reserve and ReserveIn).
+func reserve(ctx context.Context, tx store.Tx, sagaID, orderID string, need map[string]int64, now time.Time) (outcome, err error) {
+	r, err := tx.GetReservation(ctx, sagaID)
+	if err == nil {
+		return reservationOutcome(r), nil
+	}
+	if !apperr.Is(err, apperr.NotFound) {
+		return nil, err
+	}
+	stocks, short, err := readStocks(ctx, tx, need)
+	if err != nil {
+		return nil, err
+	}
+	r = inventory.Reservation{ID: sagaID, OrderID: orderID, Lines: normalized(need),
+		Status: inventory.Reserved, CreatedAt: now, UpdatedAt: now, Version: 1}
+	if short != "" {
+		r.Status, r.Reason = inventory.Rejected, "out of stock: "+short
+		return apperr.New(apperr.Rejected, "%s", r.Reason), tx.InsertReservation(ctx, r)
+	}
+	for _, st := range stocks {
+		prev := st.Version
+		st.Available -= need[st.SKU]
+		st.Reserved += need[st.SKU]
+		st.UpdatedAt, st.Version = now, prev+1
+		if err := tx.PutStock(ctx, st, prev); err != nil {
+			return nil, err
+		}
+	}
+	return nil, tx.InsertReservation(ctx, r)
 }
 
 // Release gives back the stock reserved for sagaID and reports whether the
