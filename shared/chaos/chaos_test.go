@@ -168,12 +168,13 @@ func TestCheckerCatchesBrokenProduct(t *testing.T) {
 // doubleReserve reserves every saga's stock a second time under another key.
 type doubleReserve struct{ *stock.Service }
 
-func (d doubleReserve) ReserveIn(ctx context.Context, tx store.Tx, sagaID, orderID string, lines []inventory.Line, now time.Time) (error, error) {
-	if outcome, err := d.Service.ReserveIn(ctx, tx, sagaID, orderID, lines, now); outcome != nil || err != nil {
-		return outcome, err
+func (d doubleReserve) ReserveIn(ctx context.Context, tx store.Tx, sagaID, orderID string, lines []inventory.Line, now time.Time) (inventory.Reservation, error, error) {
+	r, outcome, err := d.Service.ReserveIn(ctx, tx, sagaID, orderID, lines, now)
+	if outcome != nil || err != nil {
+		return r, outcome, err
 	}
-	_, err := d.Service.ReserveIn(ctx, tx, sagaID+"-again", orderID, lines, now)
-	return nil, err
+	_, _, err = d.Service.ReserveIn(ctx, tx, sagaID+"-again", orderID, lines, now)
+	return r, nil, err
 }
 
 // doubleCharge charges every saga a second time under another key.

@@ -135,13 +135,14 @@ func (a *Advancer) Handle(ctx context.Context, m Message) (Result, error) {
 		}
 	}
 	var consumed *outbox.Event
+	var known Known
 	for ; ; n++ {
 		if next != nil {
 			row := next.row
-			inst, consumed = next.inst, &row
+			inst, consumed, known = next.inst, &row, next.known
 			m = Message{EventID: row.ID, Body: row.Payload, Attributes: row.Attributes()}
 		}
-		res, next, err = a.step(ctx, inst, m, consumed, a.mayChain(ctx, start, n))
+		res, next, err = a.step(ctx, inst, known, m, consumed, a.mayChain(ctx, start, n))
 		if err != nil || next == nil {
 			if err != nil && consumed != nil && !errors.Is(err, errCrash) {
 				// The delivered message was saved long ago; the row of the
@@ -173,12 +174,12 @@ var errCrash = errors.New("orchestrator: simulated crash")
 
 // step runs and saves one step of inst (the saga as leased by this
 // advancer) for message m; see Handle.
-func (a *Advancer) step(ctx context.Context, inst saga.Instance, m Message, consumed *outbox.Event, carry bool) (Result, *chainNext, error) {
+func (a *Advancer) step(ctx context.Context, inst saga.Instance, known Known, m Message, consumed *outbox.Event, carry bool) (Result, *chainNext, error) {
 	run := a.run(ctx, inst)
 	if err := a.afterStep(inst.ID, run); err != nil {
 		return Result{SagaID: inst.ID, Step: run.name, Direction: run.dir}, nil, err
 	}
-	s, err := a.save(ctx, inst, run, m, consumed, carry)
+	s, err := a.save(ctx, inst, known, run, m, consumed, carry)
 	switch {
 	case errors.Is(err, errLostLease):
 		s.res.Status = StatusLostLease
@@ -254,7 +255,7 @@ func (a *Advancer) firstInTx(ctx context.Context, cmd saga.Command, run stepRun,
 		if err != nil || res.Status != "" {
 			return err
 		}
-		s, err = a.saveIn(ctx, tx, cur, run, m, nil, carry, id, now)
+		s, err = a.saveIn(ctx, tx, cur, Known{}, run, m, nil, carry, id, now)
 		return err
 	})
 	switch {

@@ -27,13 +27,13 @@ type saved struct {
 // wrote it: its lease, or the previous chained step's save) in one
 // transaction (saveIn). A concurrent writer of the saga fails it with
 // errLostLease.
-func (a *Advancer) save(ctx context.Context, inst saga.Instance, run stepRun, m Message, consumed *outbox.Event, carry bool) (saved, error) {
+func (a *Advancer) save(ctx context.Context, inst saga.Instance, known Known, run stepRun, m Message, consumed *outbox.Event, carry bool) (saved, error) {
 	now := a.now()
 	id := a.ids()
 	var s saved
 	err := a.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		var err error
-		s, err = a.saveIn(ctx, tx, inst, run, m, consumed, carry, id, now)
+		s, err = a.saveIn(ctx, tx, inst, known, run, m, consumed, carry, id, now)
 		return err
 	})
 	if apperr.Is(err, apperr.Conflict) && a.moved(ctx, inst) {
@@ -61,7 +61,9 @@ func (a *Advancer) ids() ids {
 //
 // cur is the saga as this transaction or this invocation last saw it: it
 // is not read again. The version guard of UpdateSaga detects any other
-// writer (errLostLease) and rolls everything back.
+// writer (errLostLease) and rolls everything back. known holds the rows
+// earlier chained steps committed (see Known); the rows this step leaves
+// go to the next step with s.next.
 //
 // consumed, when set, is the command row the step ran for in place (step
 // chaining: m was never delivered): it is marked published here, in the
@@ -70,13 +72,13 @@ func (a *Advancer) ids() ids {
 // next command is written leased to this advancer and not dispatched: next
 // is returned, and the caller runs that step in place. If the caller dies,
 // the row is published when its lease lapses, so the saga resumes.
-func (a *Advancer) saveIn(ctx context.Context, tx store.Tx, cur saga.Instance, run stepRun, m Message, consumed *outbox.Event, carry bool, id ids, now time.Time) (saved, error) {
+func (a *Advancer) saveIn(ctx context.Context, tx store.Tx, cur saga.Instance, known Known, run stepRun, m Message, consumed *outbox.Event, carry bool, id ids, now time.Time) (saved, error) {
 	s := saved{cur: cur, run: run} // afresh on every run of the transaction
 	r := &s.run
 	var change *orderChange
 	var err error
 	if r.inTx != nil {
-		if change, err = runInTx(ctx, tx, a.participants(), cur, r, now); err != nil {
+		if change, err = runInTx(ctx, tx, a.participants(), &known, cur, r, now); err != nil {
 			return s, err
 		}
 	}
@@ -92,6 +94,7 @@ func (a *Advancer) saveIn(ctx context.Context, tx store.Tx, cur saga.Instance, r
 		if change, err = failOrder(ctx, tx, d.next, "compensation failed: "+d.next.LastError, now); err != nil {
 			return s, err
 		}
+		known.order = nil
 		if err := deadLetter(ctx, tx, d.next, apperr.KindOf(r.err).String(), meta, id.deadLetter, a.LoopLimit, now); err != nil {
 			return s, err
 		}
@@ -146,7 +149,7 @@ func (a *Advancer) saveIn(ctx context.Context, tx store.Tx, cur saga.Instance, r
 	}
 	if chained {
 		events = without(events, cmdRow.ID)
-		s.next = &chainNext{inst: d.next, row: cmdRow}
+		s.next = &chainNext{inst: d.next, row: cmdRow, known: known}
 	}
 	s.events = events
 	s.res = Result{Status: StatusProcessed, SagaID: cur.ID, Step: r.name, Direction: r.dir, Outcome: d.outcome, State: d.next.State}
@@ -154,10 +157,11 @@ func (a *Advancer) saveIn(ctx context.Context, tx store.Tx, cur saga.Instance, r
 }
 
 // chainNext is the step a save left leased to this advancer: the saga as
-// saved, and the command row written for it.
+// saved, the command row written for it, and the rows known so far.
 type chainNext struct {
-	inst saga.Instance
-	row  outbox.Event
+	inst  saga.Instance
+	row   outbox.Event
+	known Known // rows the saved steps committed (see Known)
 }
 
 // markConsumed marks a command row that was consumed in place as published.

@@ -30,15 +30,6 @@ const (
 	idleTrips = 10
 )
 
-// stepCeilings hold the steps that miss stepTrips at what they need today,
-// so a regression still fails (docs/saga.md, "Store round trips"):
-// confirm_order reads the order, stock.Settle's reservation and stock, and
-// the order's earlier pending events (the ordering check of insertEvents)
-// before its commit.
-var stepCeilings = map[string]int{
-	"confirm_order (forward)": 5,
-}
-
 // TestStepRoundTrips counts the YDB round trips of every step of a
 // confirmed order's chained saga (its lease, its effect and its save) and
 // of an idle recovery run, with the server-free recorder of ydbtrips.
@@ -110,12 +101,8 @@ func TestStepRoundTrips(t *testing.T) {
 	for _, r := range rows {
 		total += r.trips.Total()
 		t.Logf("saga step %-30s %2d round trips  %v", r.name, r.trips.Total(), r.trips.Texts)
-		limit := stepTrips
-		if c, ok := stepCeilings[r.name]; ok {
-			limit = c
-		}
-		if r.trips.Total() > limit {
-			t.Errorf("saga step %s: %d round trips, limit %d (target %d)", r.name, r.trips.Total(), limit, stepTrips)
+		if r.trips.Total() > stepTrips {
+			t.Errorf("saga step %s: %d round trips, target %d", r.name, r.trips.Total(), stepTrips)
 		}
 	}
 	t.Logf("whole chained saga: %d round trips", total)

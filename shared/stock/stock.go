@@ -57,7 +57,7 @@ func (s *Service) Reserve(ctx context.Context, sagaID, orderID string, lines []i
 	}
 	var outcome error
 	err = s.retryConflict(ctx, func(ctx context.Context, tx store.Tx) error {
-		o, err := reserve(ctx, tx, sagaID, orderID, need, s.now())
+		_, o, err := reserve(ctx, tx, sagaID, orderID, need, s.now())
 		outcome = o
 		return err
 	})
@@ -70,34 +70,35 @@ func (s *Service) Reserve(ctx context.Context, sagaID, orderID string, lines []i
 // ReserveIn is Reserve inside the caller's transaction tx (the saga step's
 // save transaction: the reservation commits, or rolls back, with the saga's
 // new state), with the same outcomes, recorded per saga id. It returns the
-// reservation's outcome as outcome (nil, Rejected, Invalid) and a store
-// failure as err (the caller's transaction fails).
-func (s *Service) ReserveIn(ctx context.Context, tx store.Tx, sagaID, orderID string, lines []inventory.Line, now time.Time) (outcome, err error) {
+// reservation as stored in tx (when there is one), its outcome as outcome
+// (nil, Rejected, Invalid) and a store failure as err (the caller's
+// transaction fails).
+func (s *Service) ReserveIn(ctx context.Context, tx store.Tx, sagaID, orderID string, lines []inventory.Line, now time.Time) (r inventory.Reservation, outcome, err error) {
 	need, err := aggregate(sagaID, lines)
 	if err != nil {
-		return err, nil
+		return inventory.Reservation{}, err, nil
 	}
 	return reserve(ctx, tx, sagaID, orderID, need, now.UTC())
 }
 
 // reserve is Reserve's transaction body (see Reserve and ReserveIn).
-func reserve(ctx context.Context, tx store.Tx, sagaID, orderID string, need map[string]int64, now time.Time) (outcome, err error) {
+func reserve(ctx context.Context, tx store.Tx, sagaID, orderID string, need map[string]int64, now time.Time) (inventory.Reservation, error, error) {
 	r, err := tx.GetReservation(ctx, sagaID)
 	if err == nil {
-		return reservationOutcome(r), nil
+		return r, reservationOutcome(r), nil
 	}
 	if !apperr.Is(err, apperr.NotFound) {
-		return nil, err
+		return r, nil, err
 	}
 	stocks, short, err := readStocks(ctx, tx, need)
 	if err != nil {
-		return nil, err
+		return r, nil, err
 	}
 	r = inventory.Reservation{ID: sagaID, OrderID: orderID, Lines: normalized(need),
 		Status: inventory.Reserved, CreatedAt: now, UpdatedAt: now, Version: 1}
 	if short != "" {
 		r.Status, r.Reason = inventory.Rejected, "out of stock: "+short
-		return apperr.New(apperr.Rejected, "%s", r.Reason), tx.InsertReservation(ctx, r)
+		return r, apperr.New(apperr.Rejected, "%s", r.Reason), tx.InsertReservation(ctx, r)
 	}
 	for _, st := range stocks {
 		prev := st.Version
@@ -105,10 +106,10 @@ func reserve(ctx context.Context, tx store.Tx, sagaID, orderID string, need map[
 		st.Reserved += need[st.SKU]
 		st.UpdatedAt, st.Version = now, prev+1
 		if err := tx.PutStock(ctx, st, prev); err != nil {
-			return nil, err
+			return r, nil, err
 		}
 	}
-	return nil, tx.InsertReservation(ctx, r)
+	return r, nil, tx.InsertReservation(ctx, r)
 }
 
 // Release gives back the stock reserved for sagaID and reports whether the
@@ -183,6 +184,15 @@ func Settle(ctx context.Context, tx store.Tx, sagaID string, now time.Time) erro
 	if err != nil {
 		return err
 	}
+	return SettleKnown(ctx, tx, r, now)
+}
+
+// SettleKnown is Settle for a reservation r the caller already has (as an
+// earlier committed transaction of ReserveIn stored it), so it is not read
+// again: its update expects r.Version, so if the reservation changed since,
+// the update fails with Conflict and tx with it.
+func SettleKnown(ctx context.Context, tx store.Tx, r inventory.Reservation, now time.Time) error {
+	sagaID := r.ID
 	switch r.Status {
 	case inventory.Settled:
 		return nil

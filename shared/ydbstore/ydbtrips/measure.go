@@ -43,7 +43,7 @@ const StepTarget = 3
 // check for the message (in its own save transaction); confirm_order also
 // pays the fast-path publish of the order.confirmed event.
 var Ceilings = map[string]int{
-	"saga step confirm_order (forward)": 6,
+	"saga step confirm_order (forward)": 4,
 }
 
 // Op is one measured operation.
