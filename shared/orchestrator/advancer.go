@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"ordersaga/shared/apperr"
+	"ordersaga/shared/config"
+	"ordersaga/shared/dlq"
 	"ordersaga/shared/outbox"
 	"ordersaga/shared/resilience"
 	"ordersaga/shared/saga"
@@ -19,19 +21,40 @@ import (
 // InboxConsumer is the advancer's consumer name in the inbox table.
 const InboxConsumer = "sagaadvancer"
 
-// Advancer carries sagas forward one step per saga.advance message. Fields
-// are set once at wiring time; an Advancer is safe for concurrent use.
+// Advancer carries sagas forward one step per saga.advance message (or
+// several, chained). It is built once by NewAdvancer and is safe for
+// concurrent use; nothing of its configuration changes after construction.
 type Advancer struct {
+	c AdvancerConfig
+
+	// Fault is a test hook: when it returns an error, the step or
+	// compensation fails with it instead of running.
+	Fault func(step string, dir saga.Direction) error
+	// AfterStep is a test hook called after a step's external effect and
+	// before the saga is saved: an error simulates a crash (Handle returns
+	// it at once; a lease taken stays taken until it expires). For a step
+	// that runs inside its save transaction and is its message's first,
+	// it is called before that transaction, for the step the command
+	// names.
+	AfterStep func(step string, dir saga.Direction) error
+}
+
+// AdvancerConfig configures an Advancer. Store, Inventory and Payments are
+// required; every other zero field takes its default (the Default*
+// constants; those that have a setting are config.Default()'s).
+type AdvancerConfig struct {
 	Store     store.Store
 	Inventory Inventory
 	Payments  Payments
 	// Dispatcher, if set, publishes the rows each step writes right after
 	// commit; without it the relay alone publishes them.
 	Dispatcher Dispatcher
-	Now        func() time.Time
-	// NewID makes outbox and dead-letter ids (random 128-bit hex if nil).
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// NewID makes outbox and dead-letter ids (default: random 128-bit hex).
 	NewID func() string
-	// Backoff spaces a step's retries (full jitter); default 1 s doubling to 1 min.
+	// Backoff spaces a step's retries (full jitter; default
+	// DefaultBackoffBase doubling to DefaultBackoffCap).
 	Backoff resilience.Backoff
 	// MaxBreakerWaits bounds how many times one step (or compensation) may
 	// be refused by an open circuit breaker (or a full bulkhead) without
@@ -39,27 +62,30 @@ type Advancer struct {
 	// RetryIn (default DefaultMaxBreakerWaits).
 	MaxBreakerWaits int
 	// Lease keeps other advancers off a saga while one step runs; it must
-	// exceed the longest step timeout (default 1 min).
+	// exceed the longest step timeout (default DefaultLease; CheckLease).
 	Lease time.Duration
-	// InboxTTL is how long processed message ids are remembered (default 7 days;
-	// keep it above the queue's retention).
+	// InboxTTL is how long processed message ids are remembered (default
+	// DefaultInboxTTL; keep it above the queue's retention).
 	InboxTTL time.Duration
-	// DispatchLease keeps the relay off rows being dispatched (default 10 s).
+	// DispatchLease keeps the relay off rows being dispatched (default
+	// DefaultDispatchLease; 0 without a Dispatcher).
 	DispatchLease time.Duration
-	// DispatchTimeout bounds the fast path (default 2 s).
+	// DispatchTimeout bounds the fast path (default DefaultDispatchTimeout).
 	DispatchTimeout time.Duration
-	// Shards is the number of outbox shards (default 1).
+	// Shards is the number of outbox shards (default DefaultShards).
 	Shards int
-	// Owner names this advancer in leases (e.g. the function instance).
+	// Owner names this advancer in leases (e.g. the function instance;
+	// default InboxConsumer).
 	Owner string
 	// Steps is the executable step table (default CreateOrderSaga).
 	Steps Steps
 	// LoopLimit is the number of redrives after which a saga that fails
-	// again is flagged for manual handling (dlq.Record; default dlq.DefaultLoopLimit).
+	// again is flagged for manual handling (dlq.Record; default
+	// dlq.DefaultLoopLimit).
 	LoopLimit int
-	Log       *slog.Logger
-	Hooks     Hooks
-
+	// Log is the logger (default slog.Default()).
+	Log   *slog.Logger
+	Hooks Hooks
 	// MaxChainSteps bounds the steps one delivered message runs in place
 	// (step chaining, see Handle; default DefaultMaxChainSteps; negative:
 	// one step per message, no chaining).
@@ -67,14 +93,110 @@ type Advancer struct {
 	// ChainBudget bounds the time one message keeps running chained steps
 	// (default DefaultChainBudget); the context's deadline bounds it too.
 	ChainBudget time.Duration
+}
 
-	// Fault is a test hook: when it returns an error, the step or
-	// compensation fails with it instead of running.
-	Fault func(step string, dir saga.Direction) error
-	// AfterStep is a test hook called after a step's external effect and
-	// before the saga is saved: an error simulates a crash (Handle returns
-	// it at once; the lease stays taken until it expires).
-	AfterStep func(step string, dir saga.Direction) error
+// Defaults of AdvancerConfig. Those with a setting are config.Default()'s.
+const (
+	DefaultLease           = config.DefaultSagaLease       // SAGA_LEASE
+	DefaultBackoffBase     = config.DefaultSagaBackoffBase // SAGA_BACKOFF_BASE
+	DefaultBackoffCap      = config.DefaultSagaBackoffCap  // SAGA_BACKOFF_CAP
+	DefaultInboxTTL        = config.DefaultInboxTTL        // INBOX_TTL
+	DefaultDispatchLease   = 10 * time.Second
+	DefaultDispatchTimeout = 2 * time.Second
+	DefaultShards          = 1
+	// DefaultMaxChainSteps bounds the steps one message runs (forward and
+	// compensation of CreateOrderSaga together are 8).
+	DefaultMaxChainSteps = 16
+	// DefaultChainBudget is how long one message may keep running chained steps.
+	DefaultChainBudget = 10 * time.Second
+)
+
+// NewAdvancer builds an Advancer from cfg with its defaults applied.
+// Errors: Invalid when a required port is missing, the backoff's cap is
+// below its base, or a step of the table lacks an action.
+func NewAdvancer(cfg AdvancerConfig) (*Advancer, error) {
+	cfg.setDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return &Advancer{c: cfg}, nil
+}
+
+// Config returns the advancer's configuration with its defaults applied
+// (to build another advancer like it).
+func (a *Advancer) Config() AdvancerConfig { return a.c }
+
+func (c *AdvancerConfig) setDefaults() {
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.NewID == nil {
+		c.NewID = randomID
+	}
+	setDuration(&c.Backoff.Base, DefaultBackoffBase)
+	setDuration(&c.Backoff.Cap, DefaultBackoffCap)
+	if c.MaxBreakerWaits <= 0 {
+		c.MaxBreakerWaits = DefaultMaxBreakerWaits
+	}
+	setDuration(&c.Lease, DefaultLease)
+	setDuration(&c.InboxTTL, DefaultInboxTTL)
+	setDuration(&c.DispatchLease, DefaultDispatchLease)
+	if c.Dispatcher == nil {
+		c.DispatchLease = 0 // nobody dispatches: the relay may take every row at once
+	}
+	setDuration(&c.DispatchTimeout, DefaultDispatchTimeout)
+	if c.Shards <= 0 {
+		c.Shards = DefaultShards
+	}
+	if c.Owner == "" {
+		c.Owner = InboxConsumer
+	}
+	if len(c.Steps) == 0 {
+		c.Steps = CreateOrderSaga
+	}
+	if c.LoopLimit <= 0 {
+		c.LoopLimit = dlq.DefaultLoopLimit
+	}
+	if c.Log == nil {
+		c.Log = slog.Default()
+	}
+	switch {
+	case c.MaxChainSteps < 0:
+		c.MaxChainSteps = 1
+	case c.MaxChainSteps == 0:
+		c.MaxChainSteps = DefaultMaxChainSteps
+	}
+	setDuration(&c.ChainBudget, DefaultChainBudget)
+}
+
+func (c *AdvancerConfig) validate() error {
+	switch {
+	case c.Store == nil || c.Inventory == nil || c.Payments == nil:
+		return apperr.New(apperr.Invalid, "orchestrator: the advancer needs a Store, an Inventory and a Payments participant")
+	case c.Backoff.Cap < c.Backoff.Base:
+		return apperr.New(apperr.Invalid, "orchestrator: saga backoff cap %s is below its base %s", c.Backoff.Cap, c.Backoff.Base)
+	}
+	return c.Steps.validate()
+}
+
+// validate refuses a step table with a step or compensation that has no
+// action, or both kinds of action.
+func (s Steps) validate() error {
+	for _, st := range s {
+		for _, act := range []Action{st.Do, st.Undo} {
+			if (act.Call == nil) == (act.InTx == nil) {
+				return apperr.New(apperr.Invalid, "orchestrator: step %q needs exactly one action (Call or InTx) each way", st.Name)
+			}
+		}
+	}
+	return nil
+}
+
+// setDuration sets *d to def unless it is positive.
+func setDuration(d *time.Duration, def time.Duration) {
+	if *d <= 0 {
+		*d = def
+	}
 }
 
 // errLostLease and errDuplicate roll the save transaction back.
@@ -106,7 +228,7 @@ var (
 func (a *Advancer) Handle(ctx context.Context, m Message) (Result, error) {
 	cmd, err := saga.DecodeCommand(m.Body)
 	if err != nil {
-		a.log().Error("malformed saga command acknowledged", "outbox_event_id", m.EventID, "error", err)
+		a.c.Log.Error("malformed saga command acknowledged", "outbox_event_id", m.EventID, "error", err)
 		return a.done(Result{Status: StatusMalformed}), nil
 	}
 	start := time.Now()
@@ -147,7 +269,7 @@ func (a *Advancer) Handle(ctx context.Context, m Message) (Result, error) {
 			if err != nil && consumed != nil && !errors.Is(err, errCrash) {
 				// The delivered message was saved long ago; the row of the
 				// failed chained step is released to the relay.
-				a.log().Warn("chained saga step failed; the relay resumes it", "saga_id", inst.ID, "error", err)
+				a.c.Log.Warn("chained saga step failed; the relay resumes it", "saga_id", inst.ID, "error", err)
 				return a.done(res), nil
 			}
 			if err != nil {
@@ -162,7 +284,7 @@ func (a *Advancer) Handle(ctx context.Context, m Message) (Result, error) {
 // processed) and counts it.
 func (a *Advancer) ack(res Result, cmd saga.Command, m Message) Result {
 	if res.Status != StatusProcessed {
-		a.log().Debug("saga command acknowledged", "saga_id", cmd.SagaID, "status", res.Status,
+		a.c.Log.Debug("saga command acknowledged", "saga_id", cmd.SagaID, "status", res.Status,
 			"token", fmt.Sprintf("%s/%d/%d", cmd.State, cmd.Step, cmd.Attempt), "event_id", m.EventID)
 	}
 	return a.done(res)
@@ -183,7 +305,7 @@ func (a *Advancer) step(ctx context.Context, inst saga.Instance, known Known, m 
 	switch {
 	case errors.Is(err, errLostLease):
 		s.res.Status = StatusLostLease
-		a.log().Warn("saga lease lost before save; another advancer owns the step", "saga_id", inst.ID, "step", run.name)
+		a.c.Log.Warn("saga lease lost before save; another advancer owns the step", "saga_id", inst.ID, "step", run.name)
 		return s.res, nil, nil
 	case errors.Is(err, errDuplicate):
 		s.res.Status = StatusDuplicate
@@ -211,9 +333,9 @@ func (a *Advancer) afterStep(sagaID string, run stepRun) error {
 // saved observes a committed step and dispatches the rows it wrote.
 func (a *Advancer) saved(ctx context.Context, s saved, m Message) {
 	a.observe(s.cur, s.run, s.d, m)
-	if len(s.events) > 0 && a.Dispatcher != nil {
-		dctx, cancel := context.WithTimeout(ctx, a.dispatchTimeout())
-		a.Dispatcher.Dispatch(dctx, s.events)
+	if len(s.events) > 0 && a.c.Dispatcher != nil {
+		dctx, cancel := context.WithTimeout(ctx, a.c.DispatchTimeout)
+		a.c.Dispatcher.Dispatch(dctx, s.events)
 		cancel()
 	}
 }
@@ -225,7 +347,7 @@ func (a *Advancer) saved(ctx context.Context, s saved, m Message) {
 // transaction. ok is false for a step that calls a participant (it takes
 // the lease first, see acquire) and for an impossible step.
 func (a *Advancer) inTxRun(ctx context.Context, cmd saga.Command) (stepRun, bool) {
-	steps := a.steps()
+	steps := a.c.Steps
 	dir := saga.PhaseOf(cmd.State)
 	if cmd.Step >= len(steps) || steps.action(cmd.Step, dir).InTx == nil {
 		return stepRun{}, false
@@ -249,7 +371,7 @@ func (a *Advancer) firstInTx(ctx context.Context, cmd saga.Command, run stepRun,
 	now := a.now()
 	id := a.ids()
 	var s saved
-	err := a.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+	err := a.c.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		cur, res, err := a.check(ctx, tx, cmd, now)
 		s = saved{res: res}
 		if err != nil || res.Status != "" {
@@ -277,40 +399,21 @@ func (a *Advancer) firstInTx(ctx context.Context, cmd saga.Command, run stepRun,
 // Handle in place: within MaxChainSteps and ChainBudget, and with time left
 // before the context's deadline for the longest step and its save.
 func (a *Advancer) mayChain(ctx context.Context, start time.Time, n int) bool {
-	if n >= a.maxChainSteps() || time.Since(start) >= a.chainBudget() {
+	if n >= a.c.MaxChainSteps || time.Since(start) >= a.c.ChainBudget {
 		return false
 	}
-	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < a.steps().Table().LongestTimeout()+2*time.Second {
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < a.c.Steps.Table().LongestTimeout()+2*time.Second {
 		return false
 	}
 	return true
 }
-
-// DefaultMaxChainSteps bounds the steps one message runs (forward and
-// compensation of CreateOrderSaga together are 8).
-const DefaultMaxChainSteps = 16
-
-// DefaultChainBudget is how long one message may keep running chained steps.
-const DefaultChainBudget = 10 * time.Second
-
-func (a *Advancer) maxChainSteps() int {
-	switch {
-	case a.MaxChainSteps < 0:
-		return 1
-	case a.MaxChainSteps == 0:
-		return DefaultMaxChainSteps
-	}
-	return a.MaxChainSteps
-}
-
-func (a *Advancer) chainBudget() time.Duration { return orDefault(a.ChainBudget, DefaultChainBudget) }
 
 // acquire takes the saga's lease if the command is current. It returns a
 // non-empty res.Status when the message is to be acknowledged without work.
 func (a *Advancer) acquire(ctx context.Context, cmd saga.Command) (saga.Instance, Result, error) {
 	var inst saga.Instance
 	var res Result
-	err := a.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+	err := a.c.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		now := a.now()
 		cur, r, err := a.check(ctx, tx, cmd, now)
 		res = r
@@ -318,7 +421,7 @@ func (a *Advancer) acquire(ctx context.Context, cmd saga.Command) (saga.Instance
 			return err
 		}
 		prev := cur.Version
-		cur.LeaseOwner, cur.LeaseUntil = a.owner(), now.Add(a.lease())
+		cur.LeaseOwner, cur.LeaseUntil = a.c.Owner, now.Add(a.c.Lease)
 		if cur.State == saga.StatePending {
 			cur.State = saga.StateRunning
 		}
@@ -351,8 +454,8 @@ func (a *Advancer) check(ctx context.Context, tx store.Tx, cmd saga.Command, now
 		res.Status, res.State = StatusStale, cur.State
 	case cur.LeaseUntil.After(now):
 		res.Status, res.State = StatusBusy, cur.State
-	case cur.Step < 0 || cur.Step >= len(a.steps()):
-		return cur, res, apperr.New(apperr.Internal, "saga %s is at step %d of %d", cur.ID, cur.Step, len(a.steps()))
+	case cur.Step < 0 || cur.Step >= len(a.c.Steps):
+		return cur, res, apperr.New(apperr.Internal, "saga %s is at step %d of %d", cur.ID, cur.Step, len(a.c.Steps))
 	}
 	return cur, res, nil
 }
@@ -362,7 +465,7 @@ func (a *Advancer) check(ctx context.Context, tx store.Tx, cmd saga.Command, now
 // chained step it also frees the lease on the command row that stood in for
 // the message, so the relay publishes it at once.
 func (a *Advancer) releaseLease(ctx context.Context, inst saga.Instance, consumed *outbox.Event) {
-	err := a.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+	err := a.c.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		cur, err := tx.GetSaga(ctx, inst.ID)
 		if err != nil || cur.Version != inst.Version {
 			return err
@@ -376,7 +479,7 @@ func (a *Advancer) releaseLease(ctx context.Context, inst saga.Instance, consume
 			return nil
 		}
 		e, err := tx.GetOutbox(ctx, consumed.ID)
-		if err != nil || e.Status != outbox.StatusPending || e.LeaseOwner != a.owner() {
+		if err != nil || e.Status != outbox.StatusPending || e.LeaseOwner != a.c.Owner {
 			return err
 		}
 		ev := e.Version
@@ -384,13 +487,13 @@ func (a *Advancer) releaseLease(ctx context.Context, inst saga.Instance, consume
 		return tx.UpdateOutbox(ctx, e, ev)
 	})
 	if err != nil {
-		a.log().Warn("could not release saga lease; it lapses on its own", "saga_id", inst.ID, "error", err)
+		a.c.Log.Warn("could not release saga lease; it lapses on its own", "saga_id", inst.ID, "error", err)
 	}
 }
 
 // observe logs a saved step and feeds the metric hooks.
 func (a *Advancer) observe(inst saga.Instance, run stepRun, d decision, m Message) {
-	h := a.Hooks
+	h := a.c.Hooks
 	if h.OnStep != nil {
 		h.OnStep(run.name, run.dir, d.outcome)
 	}
@@ -416,78 +519,25 @@ func (a *Advancer) observe(inst saga.Instance, run stepRun, d decision, m Messag
 	if run.err != nil {
 		attrs = append(attrs, "error", run.err)
 	}
-	a.log().Log(context.Background(), lvl, "saga step", attrs...)
+	a.c.Log.Log(context.Background(), lvl, "saga step", attrs...)
 }
 
 func (a *Advancer) done(r Result) Result {
-	if a.Hooks.OnMessage != nil {
-		a.Hooks.OnMessage(r.Status)
+	if a.c.Hooks.OnMessage != nil {
+		a.c.Hooks.OnMessage(r.Status)
 	}
 	return r
 }
 
 func (a *Advancer) participants() Participants {
-	return Participants{Inventory: a.Inventory, Payments: a.Payments}
+	return Participants{Inventory: a.c.Inventory, Payments: a.c.Payments}
 }
 
-func (a *Advancer) steps() Steps {
-	if len(a.Steps) > 0 {
-		return a.Steps
-	}
-	return CreateOrderSaga
-}
+func (a *Advancer) now() time.Time { return a.c.Now().UTC() }
 
-func (a *Advancer) now() time.Time {
-	if a.Now != nil {
-		return a.Now().UTC()
-	}
-	return time.Now().UTC()
-}
-
-func (a *Advancer) newID() string {
-	if a.NewID != nil {
-		return a.NewID()
-	}
-	return randomID()
-}
-
-// randomID returns 128 random bits in hex.
+// randomID returns 128 random bits in hex: the one NewID default.
 func randomID() string {
 	var b [16]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
 	return hex.EncodeToString(b[:])
-}
-
-func (a *Advancer) backoff() resilience.Backoff {
-	if a.Backoff.Base > 0 {
-		return a.Backoff
-	}
-	return resilience.Backoff{Base: time.Second, Cap: time.Minute, Rand: a.Backoff.Rand}
-}
-
-func (a *Advancer) lease() time.Duration    { return orDefault(a.Lease, time.Minute) }
-func (a *Advancer) inboxTTL() time.Duration { return orDefault(a.InboxTTL, 7*24*time.Hour) }
-func (a *Advancer) dispatchTimeout() time.Duration {
-	return orDefault(a.DispatchTimeout, 2*time.Second)
-}
-
-func (a *Advancer) owner() string {
-	if a.Owner != "" {
-		return a.Owner
-	}
-	return InboxConsumer
-}
-
-func (a *Advancer) log() *slog.Logger {
-	if a.Log != nil {
-		return a.Log
-	}
-	return slog.Default()
-}
-
-func orDefault(d, def time.Duration) time.Duration {
-	if d > 0 {
-		return d
-	}
-	return def
 }

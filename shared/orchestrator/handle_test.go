@@ -32,7 +32,7 @@ func TestHandleAcknowledgesWithoutWork(t *testing.T) {
 	})
 	t.Run("stale, finished, busy", func(t *testing.T) {
 		e := newEnv(t, envOpts{stock: map[string]int64{"sku-1": 5}})
-		e.adv.MaxChainSteps = -1 // the per-message protocol: one step per delivered message
+		e.advWith(func(c *orchestrator.AdvancerConfig) { c.MaxChainSteps = -1 }) // the per-message protocol: one step per delivered message
 		_, sagaID := e.place(item("sku-1", 1, 10))
 		first := e.queue[0].msg
 		e.deliver(chaos{})
@@ -166,7 +166,7 @@ func TestNextCommandRow(t *testing.T) {
 			t.Errorf("metadata %s = %q, want %q", k, row.Metadata[k], want)
 		}
 	}
-	if d := row.NextAttemptAt.Sub(start); d < 0 || d >= e.adv.Backoff.Ceiling(0)+time.Second {
+	if d := row.NextAttemptAt.Sub(start); d < 0 || d >= e.adv.Config().Backoff.Ceiling(0)+time.Second {
 		t.Errorf("retry due in %v, want within the first backoff ceiling", d)
 	}
 	if s := e.saga(sagaID); !s.NextAttemptAt.Equal(row.NextAttemptAt.Truncate(time.Microsecond)) || s.Attempts != 1 || s.LastError == "" {
@@ -179,7 +179,7 @@ func TestNextCommandRow(t *testing.T) {
 // runs the step; the others are told the saga is busy (or already moved on).
 func TestConcurrentDeliveriesRunOneStep(t *testing.T) {
 	e := newEnv(t, envOpts{stock: map[string]int64{"sku-1": 5}})
-	e.adv.MaxChainSteps = -1 // the per-message protocol: one step per delivered message
+	e.advWith(func(c *orchestrator.AdvancerConfig) { c.MaxChainSteps = -1 }) // the per-message protocol: one step per delivered message
 	_, sagaID := e.place(item("sku-1", 1, 10))
 	e.deliver(chaos{}) // finish one saga so the next one's message is the reserve step
 	_, sagaID = e.place(item("sku-1", 1, 10))
@@ -198,9 +198,14 @@ func TestConcurrentDeliveriesRunOneStep(t *testing.T) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			adv := *e.adv // same wiring, another instance
-			adv.Owner = fmt.Sprintf("instance-%d", i)
-			adv.Hooks = orchestrator.Hooks{}
+			c := e.adv.Config() // same wiring, another instance
+			c.Owner = fmt.Sprintf("instance-%d", i)
+			c.Hooks = orchestrator.Hooks{}
+			adv, err := orchestrator.NewAdvancer(c)
+			if err != nil {
+				errs[i] = err
+				return
+			}
 			var res orchestrator.Result
 			res, errs[i] = adv.Handle(context.Background(), m)
 			results[i] = res.Status

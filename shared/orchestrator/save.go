@@ -31,7 +31,7 @@ func (a *Advancer) save(ctx context.Context, inst saga.Instance, known Known, ru
 	now := a.now()
 	id := a.ids()
 	var s saved
-	err := a.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+	err := a.c.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		var err error
 		s, err = a.saveIn(ctx, tx, inst, known, run, m, consumed, carry, id, now)
 		return err
@@ -51,7 +51,7 @@ func (a *Advancer) save(ctx context.Context, inst saga.Instance, known Known, ru
 type ids struct{ advance, orderEvent, deadLetter string }
 
 func (a *Advancer) ids() ids {
-	return ids{advance: a.newID(), orderEvent: a.newID(), deadLetter: a.newID()}
+	return ids{advance: a.c.NewID(), orderEvent: a.c.NewID(), deadLetter: a.c.NewID()}
 }
 
 // saveIn records one step outcome in tx: it runs an InTx action, applies
@@ -82,12 +82,12 @@ func (a *Advancer) saveIn(ctx context.Context, tx store.Tx, cur saga.Instance, k
 			return s, err
 		}
 	}
-	d := decide(cur, a.steps().Table(), *r, now, retryPolicy{backoff: a.backoff(), waits: a.MaxBreakerWaits})
+	d := decide(cur, a.c.Steps.Table(), *r, now, retryPolicy{backoff: a.c.Backoff, waits: a.c.MaxBreakerWaits})
 	chained := carry && d.cmd != nil && !d.next.NextAttemptAt.After(now)
 	if chained {
 		// The save keeps the lease for the next step: no lease
 		// transaction per chained step.
-		d.next.LeaseOwner, d.next.LeaseUntil = a.owner(), now.Add(a.lease())
+		d.next.LeaseOwner, d.next.LeaseUntil = a.c.Owner, now.Add(a.c.Lease)
 	}
 	meta := chain(cur, m.Attributes)
 	if d.gaveUp {
@@ -95,7 +95,7 @@ func (a *Advancer) saveIn(ctx context.Context, tx store.Tx, cur saga.Instance, k
 			return s, err
 		}
 		known.order = nil
-		if err := deadLetter(ctx, tx, d.next, apperr.KindOf(r.err).String(), meta, id.deadLetter, a.LoopLimit, now); err != nil {
+		if err := deadLetter(ctx, tx, d.next, apperr.KindOf(r.err).String(), meta, id.deadLetter, a.c.LoopLimit, now); err != nil {
 			return s, err
 		}
 	}
@@ -111,7 +111,7 @@ func (a *Advancer) saveIn(ctx context.Context, tx store.Tx, cur saga.Instance, k
 		}
 		return s, err
 	}
-	if err := tx.InsertInbox(ctx, InboxConsumer, m.EventID, now, now.Add(a.inboxTTL())); err != nil {
+	if err := tx.InsertInbox(ctx, InboxConsumer, m.EventID, now, now.Add(a.c.InboxTTL)); err != nil {
 		if apperr.Is(err, apperr.Conflict) {
 			return s, errDuplicate
 		}
@@ -123,15 +123,15 @@ func (a *Advancer) saveIn(ctx context.Context, tx store.Tx, cur saga.Instance, k
 	var events []outbox.Event
 	var cmdRow outbox.Event
 	if d.cmd != nil {
-		lease := a.dispatchLease()
+		lease := a.c.DispatchLease
 		if chained {
-			lease = a.lease() // not dispatched: published only if this advancer dies
+			lease = a.c.Lease // not dispatched: published only if this advancer dies
 		}
-		cmdRow = newAdvanceEvent(id.advance, a.Shards, *d.cmd, meta, d.next.NextAttemptAt, now, a.owner(), lease)
+		cmdRow = newAdvanceEvent(id.advance, a.c.Shards, *d.cmd, meta, d.next.NextAttemptAt, now, a.c.Owner, lease)
 		events = append(events, cmdRow)
 	}
 	if change != nil {
-		e, err := newOrderEvent(id.orderEvent, a.Shards, change.eventType, change.order, meta, now, a.owner(), a.dispatchLease())
+		e, err := newOrderEvent(id.orderEvent, a.c.Shards, change.eventType, change.order, meta, now, a.c.Owner, a.c.DispatchLease)
 		if err != nil {
 			return s, err
 		}
@@ -183,7 +183,7 @@ func markConsumed(ctx context.Context, tx store.Tx, row outbox.Event, now time.T
 // transaction of its own; false when it cannot tell).
 func (a *Advancer) moved(ctx context.Context, inst saga.Instance) bool {
 	var v int64
-	err := a.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
+	err := a.c.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
 		cur, err := tx.GetSaga(ctx, inst.ID)
 		v = cur.Version
 		return err
@@ -263,11 +263,4 @@ func deadLetter(ctx context.Context, tx store.Tx, inst saga.Instance, kind strin
 		CreatedAt: now, UpdatedAt: now, Version: 1,
 	}, loopLimit)
 	return err
-}
-
-func (a *Advancer) dispatchLease() time.Duration {
-	if a.Dispatcher == nil {
-		return 0
-	}
-	return orDefault(a.DispatchLease, 10*time.Second)
 }

@@ -239,7 +239,7 @@ func nothingToUndo(context.Context, store.Tx, Participants, *Known, saga.Instanc
 // InTx action is left for the save transaction (run.inTx is set), unless
 // the Fault hook decides its outcome.
 func (a *Advancer) run(ctx context.Context, inst saga.Instance) (r stepRun) {
-	steps := a.steps()
+	steps := a.c.Steps
 	name, dir := stepName(steps.Table(), inst)
 	r = stepRun{name: name, dir: dir}
 	start := time.Now()

@@ -81,12 +81,16 @@ func TestStepRoundTrips(t *testing.T) {
 		trips ydbtrips.Trips
 	}
 	var rows []row
-	onStep := a.Advancer.Hooks.OnStep
-	a.Advancer.Hooks.OnStep = func(step string, dir saga.Direction, o saga.Outcome) {
+	c := a.Advancer.Config()
+	onStep := c.Hooks.OnStep
+	c.Hooks.OnStep = func(step string, dir saga.Direction, o saga.Outcome) {
 		rows = append(rows, row{fmt.Sprintf("%s (%s)", step, dir), twin.Take()})
 		if onStep != nil {
 			onStep(step, dir, o)
 		}
+	}
+	if a.Advancer, err = orchestrator.NewAdvancer(c); err != nil {
+		t.Fatal(err)
 	}
 	twin.Take()
 	m := msgs[0]
