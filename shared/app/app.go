@@ -121,7 +121,10 @@ func New(ctx context.Context, cfg config.Config, open Opener, opt Options) (*App
 		Now: a.Now, NewID: a.NewID, Log: a.Log, OnIdempotency: a.hooks.idempotency,
 		Steps: orchestrator.CreateOrderSaga.Table(),
 	}
-	a.wireSaga(cfg, owner)
+	if err := a.wireSaga(cfg, owner); err != nil {
+		_ = a.Close()
+		return nil, err
+	}
 	auth, err := authenticator(cfg)
 	if err != nil {
 		_ = a.Close()

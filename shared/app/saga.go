@@ -32,7 +32,7 @@ func (a *App) wireRelay(cfg config.Config, owner string) {
 }
 
 // wireSaga builds the participants, the advancer and the recovery job.
-func (a *App) wireSaga(cfg config.Config, owner string) {
+func (a *App) wireSaga(cfg config.Config, owner string) error {
 	a.Stock = &stock.Service{Store: a.store, Now: a.Now, NewID: a.NewID}
 	var provider payments.Provider
 	if cfg.Payment.ProviderURL != "" {
@@ -52,12 +52,16 @@ func (a *App) wireSaga(cfg config.Config, owner string) {
 		OnAttempt: a.hooks.retryAttempt, OnReject: a.hooks.bulkheadRejected,
 	})
 	a.Payments = &payments.Service{Store: a.store, Provider: payments.NewGuardedProvider(provider, policy), Now: a.Now}
-	a.Advancer = &orchestrator.Advancer{
+	var err error
+	a.Advancer, err = orchestrator.NewAdvancer(orchestrator.AdvancerConfig{
 		Store: a.store, Inventory: a.Stock, Payments: a.Payments, Dispatcher: a.Relay,
 		Now: a.Now, NewID: a.NewID,
 		Backoff: resilience.Backoff{Base: cfg.Saga.BackoffBase, Cap: cfg.Saga.BackoffCap},
 		Lease:   cfg.Saga.Lease, InboxTTL: cfg.Saga.InboxTTL, Shards: cfg.Relay.Shards, Owner: owner, Log: a.Log,
 		Hooks: a.hooks.sagaHooks(), LoopLimit: cfg.Redrive.LoopLimit,
+	})
+	if err != nil {
+		return err
 	}
 	a.Relay.LoopLimit = cfg.Redrive.LoopLimit
 	wait := time.Duration(0)
@@ -75,11 +79,12 @@ func (a *App) wireSaga(cfg config.Config, owner string) {
 		MaxRate: float64(cfg.Redrive.MaxRate), ReceiveWait: wait, Now: a.Now, NewID: a.NewID, Log: a.Log,
 		OnIngested: a.hooks.ingested, Steps: orchestrator.CreateOrderSaga.Table(),
 	}
-	a.Recovery = &orchestrator.Recovery{
+	a.Recovery, err = orchestrator.NewRecovery(orchestrator.RecoveryConfig{
 		Store: a.store, Now: a.Now, NewID: a.NewID, StuckAfter: cfg.Recovery.StuckAfter, BatchSize: cfg.Recovery.BatchSize,
 		MaxRedrives: cfg.Recovery.MaxRedrives, LoopLimit: cfg.Redrive.LoopLimit,
 		Dispatcher: a.Relay, Shards: cfg.Relay.Shards, Owner: owner, Log: a.Log,
-	}
+	})
+	return err
 }
 
 // PaymentSimulator returns the built-in payment provider when no external

@@ -253,8 +253,14 @@ func (w *world) wireFaults(a *app.App, n uint64) {
 			crashes: w.crashes, origin: w.origin}
 	}
 	a.Orders.Dispatcher = drop("api", f.APIDropDispatch)
-	a.Advancer.Dispatcher = drop("advancer", f.AdvancerDropDispatch)
-	a.Recovery.Dispatcher = drop("recovery", f.RecoveryDropDispatch)
+	// The advancer and the recovery are built anew with the run's
+	// dispatcher, jitter and counters (they take no change after
+	// construction).
+	adv := a.Advancer.Config()
+	adv.Dispatcher = drop("advancer", f.AdvancerDropDispatch)
+	rec := a.Recovery.Config()
+	rec.Dispatcher = drop("recovery", f.RecoveryDropDispatch)
+	a.Recovery = must(orchestrator.NewRecovery(rec))
 	a.Relay.AfterSend = func(sent []outbox.Event) error {
 		if len(sent) > 0 && w.in.fire(w.crashes, "relay_after_send", f.RelayCrashAfterSend) {
 			return errCrash
@@ -262,7 +268,25 @@ func (w *world) wireFaults(a *app.App, n uint64) {
 		return nil
 	}
 	a.Relay.Backoff.Rand = resilience.NewRand(w.opts.Seed + 1 + 16*n)
-	a.Advancer.Backoff.Rand = resilience.NewRand(w.opts.Seed + 2 + 16*n)
+	adv.Backoff.Rand = resilience.NewRand(w.opts.Seed + 2 + 16*n)
+	h := adv.Hooks
+	onMsg, onStep := h.OnMessage, h.OnStep
+	h.OnMessage = func(s orchestrator.Status) {
+		w.msgs.add(string(s), 1)
+		if onMsg != nil {
+			onMsg(s)
+		}
+	}
+	h.OnStep = func(step string, dir saga.Direction, out saga.Outcome) {
+		if out == saga.OutcomeRetry {
+			w.retries.add("saga_step_retry", 1)
+		}
+		if onStep != nil {
+			onStep(step, dir, out)
+		}
+	}
+	adv.Hooks = h
+	a.Advancer = must(orchestrator.NewAdvancer(adv))
 	a.Advancer.AfterStep = func(_ string, dir saga.Direction) error {
 		kind, p := "step_after_effect", f.CrashAfterStep
 		if dir == saga.Compensate {
@@ -284,23 +308,6 @@ func (w *world) wireFaults(a *app.App, n uint64) {
 		}
 		return nil
 	}
-	h := a.Advancer.Hooks
-	onMsg, onStep := h.OnMessage, h.OnStep
-	h.OnMessage = func(s orchestrator.Status) {
-		w.msgs.add(string(s), 1)
-		if onMsg != nil {
-			onMsg(s)
-		}
-	}
-	h.OnStep = func(step string, dir saga.Direction, out saga.Outcome) {
-		if out == saga.OutcomeRetry {
-			w.retries.add("saga_step_retry", 1)
-		}
-		if onStep != nil {
-			onStep(step, dir, out)
-		}
-	}
-	a.Advancer.Hooks = h
 	onFailed := a.Relay.OnFailed
 	a.Relay.OnFailed = func(dest string, n int) {
 		w.retries.add("outbox_send_failed", n)
@@ -308,4 +315,13 @@ func (w *world) wireFaults(a *app.App, n uint64) {
 			onFailed(dest, n)
 		}
 	}
+}
+
+// must returns v, or panics on err (a component the run built from a
+// configuration that an App already accepted).
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }
