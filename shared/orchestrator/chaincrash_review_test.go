@@ -50,8 +50,9 @@ func TestChainedCrashResumesThroughTheRealRelay_Review(t *testing.T) {
 	rl := &relay.Relay{Store: e.store, Queue: q, Owner: "relay-1", Lease: 30 * time.Second, MaxAttempts: 10,
 		URLs:    map[string]string{outbox.DestSagaCommands: cmdURL, outbox.DestOrderEvents: evURL},
 		Backoff: resilience.Backoff{Base: time.Second, Cap: time.Minute, Rand: resilience.NewRand(3)},
-		Now:     e.clock.Now, NewID: e.adv.NewID, Log: log}
-	e.adv.Dispatcher, e.orders.Dispatcher = rl, rl
+		Now:     e.clock.Now, NewID: e.adv.Config().NewID, Log: log}
+	e.advWith(func(c *orchestrator.AdvancerConfig) { c.Dispatcher = rl })
+	e.orders.Dispatcher = rl
 
 	const n = 4
 	var orderIDs []string
