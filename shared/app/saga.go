@@ -68,12 +68,15 @@ func (a *App) wireSaga(cfg config.Config, owner string, opt Options) error {
 	if a.Payments, err = payments.New(pc); err != nil {
 		return err
 	}
-	a.Advancer = &orchestrator.Advancer{
+	a.Advancer, err = orchestrator.NewAdvancer(orchestrator.AdvancerConfig{
 		Store: a.store, Inventory: a.Stock, Payments: a.Payments, Dispatcher: a.Relay,
 		Now: a.Now, NewID: a.NewID,
 		Backoff: resilience.Backoff{Base: cfg.Saga.BackoffBase, Cap: cfg.Saga.BackoffCap},
 		Lease:   cfg.Saga.Lease, InboxTTL: cfg.Saga.InboxTTL, Shards: cfg.Relay.Shards, Owner: owner, Log: a.Log,
 		Hooks: a.hooks.sagaHooks(), LoopLimit: cfg.Redrive.LoopLimit,
+	})
+	if err != nil {
+		return err
 	}
 	wait := time.Duration(0)
 	if cfg.Queue == config.QueueYMQ {
@@ -93,12 +96,12 @@ func (a *App) wireSaga(cfg config.Config, owner string, opt Options) error {
 	if err != nil {
 		return err
 	}
-	a.Recovery = &orchestrator.Recovery{
+	a.Recovery, err = orchestrator.NewRecovery(orchestrator.RecoveryConfig{
 		Store: a.store, Now: a.Now, NewID: a.NewID, StuckAfter: cfg.Recovery.StuckAfter, BatchSize: cfg.Recovery.BatchSize,
 		MaxRedrives: cfg.Recovery.MaxRedrives, LoopLimit: cfg.Redrive.LoopLimit,
 		Dispatcher: a.Relay, Shards: cfg.Relay.Shards, Owner: owner, Log: a.Log,
-	}
-	return nil
+	})
+	return err
 }
 
 // PaymentSimulator returns the built-in payment provider when no external

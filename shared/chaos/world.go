@@ -285,9 +285,33 @@ func (w *world) dropper(who string, p float64, inner orchestrator.Dispatcher) *d
 func (w *world) wireFaults(a *app.App, n uint64) {
 	f := &w.faults
 	drop := func(who string, p float64) *dropper { return w.dropper(who, p, a.Relay) }
-	a.Advancer.Dispatcher = drop("advancer", f.AdvancerDropDispatch)
-	a.Recovery.Dispatcher = drop("recovery", f.RecoveryDropDispatch)
-	a.Advancer.Backoff.Rand = resilience.NewRand(w.opts.Seed + 2 + 16*n)
+	// The advancer and the recovery are built anew with the run's
+	// dispatcher, jitter and counters (they take no change after
+	// construction).
+	adv := a.Advancer.Config()
+	adv.Dispatcher = drop("advancer", f.AdvancerDropDispatch)
+	rec := a.Recovery.Config()
+	rec.Dispatcher = drop("recovery", f.RecoveryDropDispatch)
+	a.Recovery = must(orchestrator.NewRecovery(rec))
+	adv.Backoff.Rand = resilience.NewRand(w.opts.Seed + 2 + 16*n)
+	h := adv.Hooks
+	onMsg, onStep := h.OnMessage, h.OnStep
+	h.OnMessage = func(s orchestrator.Status) {
+		w.msgs.add(string(s), 1)
+		if onMsg != nil {
+			onMsg(s)
+		}
+	}
+	h.OnStep = func(step string, dir saga.Direction, out saga.Outcome) {
+		if out == saga.OutcomeRetry {
+			w.retries.add("saga_step_retry", 1)
+		}
+		if onStep != nil {
+			onStep(step, dir, out)
+		}
+	}
+	adv.Hooks = h
+	a.Advancer = must(orchestrator.NewAdvancer(adv))
 	a.Advancer.AfterStep = func(_ string, dir saga.Direction) error {
 		kind, p := "step_after_effect", f.CrashAfterStep
 		if dir == saga.Compensate {
@@ -309,21 +333,13 @@ func (w *world) wireFaults(a *app.App, n uint64) {
 		}
 		return nil
 	}
-	h := a.Advancer.Hooks
-	onMsg, onStep := h.OnMessage, h.OnStep
-	h.OnMessage = func(s orchestrator.Status) {
-		w.msgs.add(string(s), 1)
-		if onMsg != nil {
-			onMsg(s)
-		}
+}
+
+// must returns v, or panics on err (a component the run built from a
+// configuration that an App already accepted).
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
 	}
-	h.OnStep = func(step string, dir saga.Direction, out saga.Outcome) {
-		if out == saga.OutcomeRetry {
-			w.retries.add("saga_step_retry", 1)
-		}
-		if onStep != nil {
-			onStep(step, dir, out)
-		}
-	}
-	a.Advancer.Hooks = h
+	return v
 }

@@ -50,9 +50,9 @@ func TestChainedCrashResumesThroughTheRealRelay_Review(t *testing.T) {
 	rl := must(relay.New(relay.Config{Store: e.store, Queue: q, Owner: "relay-1", Lease: 30 * time.Second, MaxAttempts: 10,
 		URLs:    map[string]string{outbox.DestSagaCommands: cmdURL, outbox.DestOrderEvents: evURL},
 		Backoff: resilience.Backoff{Base: time.Second, Cap: time.Minute, Rand: resilience.NewRand(3)},
-		Now:     e.clock.Now, NewID: e.adv.NewID, Log: log}))(t)
-	e.adv.Dispatcher = rl
-	e.orders = must(orders.New(orders.Config{Store: e.store, Dispatcher: rl, Now: e.clock.Now, NewID: e.adv.NewID, Log: log}))(t)
+		Now:     e.clock.Now, NewID: e.adv.Config().NewID, Log: log}))(t)
+	e.advWith(func(c *orchestrator.AdvancerConfig) { c.Dispatcher = rl })
+	e.orders = must(orders.New(orders.Config{Store: e.store, Dispatcher: rl, Now: e.clock.Now, NewID: e.adv.Config().NewID, Log: log}))(t)
 
 	const n = 4
 	var orderIDs []string

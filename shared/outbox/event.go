@@ -10,11 +10,21 @@ type Status string
 
 // Outbox statuses. A row is pending until the relay (or the request's fast
 // path) publishes it; after the maximum attempts it becomes dead and a dead
-// letter records why.
+// letter records why. A dead row is pending again when an operator redrives
+// its dead letter, and discarded (never to be published) when the operator
+// discards it.
+//
+// A dead or pending row blocks the later rows of its aggregate bound for
+// order-events (store.Outbox.EarliestPending): consumers see an order's
+// events in the order they were written, so order.confirmed never overtakes
+// a dead order.created. Only a discarded row stops blocking. Rows bound for
+// saga-commands never block on a dead row: their tokens make their order
+// irrelevant, and a dead command must not wedge the saga's next one.
 const (
 	StatusPending   Status = "pending"
 	StatusPublished Status = "published"
 	StatusDead      Status = "dead"
+	StatusDiscarded Status = "discarded"
 )
 
 // Destinations: logical queue names, mapped to queue URLs by configuration.

@@ -7,6 +7,7 @@ import (
 
 	"ordersaga/shared/apperr"
 	"ordersaga/shared/dlq"
+	"ordersaga/shared/outbox"
 	"ordersaga/shared/store"
 )
 
@@ -89,6 +90,9 @@ func (s *Service) discard(ctx context.Context, actor, action string, ids []strin
 			if err := tx.UpdateDeadLetter(ctx, d, prev); err != nil {
 				return err
 			}
+			if err := discardOutboxRow(ctx, tx, d); err != nil {
+				return err
+			}
 			rep.Changed++
 			rep.Items = append(rep.Items, ChangeItem{ID: d.ID, Outcome: outcome})
 		}
@@ -103,6 +107,27 @@ func (s *Service) discard(ctx context.Context, actor, action string, ids []strin
 	}
 	rep.AuditID, _ = s.audit(ctx, actor, action, map[string]any{"ids": ids, "reason": reason}, rep.Changed, out, rep)
 	return rep, nil
+}
+
+// discardOutboxRow marks the dead outbox row of an outbox dead letter
+// discarded, in the discard's transaction: a dead order event blocks the
+// later events of its order (outbox.StatusDiscarded), and an operator who
+// gives it up lets them go. Other sources, and rows that are no longer dead
+// (redriven and published, or gone), are left alone.
+func discardOutboxRow(ctx context.Context, tx store.Tx, d dlq.DeadLetter) error {
+	if d.Source != dlq.SourceOutbox {
+		return nil
+	}
+	e, err := tx.GetOutbox(ctx, d.SourceRef)
+	if apperr.Is(err, apperr.NotFound) {
+		return nil
+	}
+	if err != nil || e.Status != outbox.StatusDead {
+		return err
+	}
+	prev := e.Version
+	e.Status, e.LeaseOwner, e.LeaseUntil, e.Version = outbox.StatusDiscarded, "", time.Time{}, prev+1
+	return tx.UpdateOutbox(ctx, e, prev)
 }
 
 // getAll reads the entries named by ids; NotFound naming every missing id.

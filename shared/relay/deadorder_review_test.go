@@ -138,3 +138,93 @@ func TestDeadRowDoesNotLetLaterRowsOfItsAggregateOvertakeIt_Review(t *testing.T)
 		t.Errorf("order-events carried %v for order-1, want [order.created order.confirmed]", got)
 	}
 }
+
+// TestDiscardedDeadRowUnblocksItsAggregate: a dead order event blocks the
+// later events of its order until an operator redrives it (above) or
+// discards it: then the row is discarded and the later events go out.
+func TestDiscardedDeadRowUnblocksItsAggregate(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t)
+	evURL, err := f.queue.Ensure(ctx, queue.QueueSpec{Name: "order-events", VisibilityTimeout: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	add := func(id, typ string) {
+		err := f.store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+			return tx.InsertOutbox(ctx, outbox.Row{ID: id, AggregateType: "order", AggregateID: "order-1", EventType: typ,
+				Destination: outbox.DestOrderEvents, Payload: []byte(`{"id":"order-1"}`),
+				Metadata: map[string]string{outbox.AttrOrderID: "order-1", outbox.AttrSagaID: "saga-1"}}.Pending(1, f.clock.Now()))
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	q := &refusing{Queue: f.queue, refuse: map[string]bool{"ev-created": true}}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	r := f.relay(t, "r1", func(c *Config) {
+		c.Queue, c.Log = q, log
+		c.URLs = map[string]string{outbox.DestOrderEvents: evURL}
+	})
+
+	add("ev-created", outbox.TypeOrderCreated)
+	add("ev-confirmed", outbox.TypeOrderConfirmed)
+	for i := 0; i < 20 && f.event(t, "ev-created").Status != outbox.StatusDead; i++ {
+		if _, err := r.Run(ctx, time.Minute); err != nil {
+			t.Fatal(err)
+		}
+		f.clock.Advance(2 * time.Minute)
+	}
+	if f.event(t, "ev-created").Status != outbox.StatusDead {
+		t.Fatal("setup: order.created never went dead")
+	}
+	// The queue is healthy again; the relay runs, then the operator redrives.
+	delete(q.refuse, "ev-created")
+	if _, err := r.Run(ctx, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	var dl dlq.DeadLetter
+	err = f.store.View(ctx, func(ctx context.Context, tx store.Tx) error {
+		list, _, err := tx.ListDeadLetters(ctx, dlq.Filter{Source: dlq.SourceOutbox}, dlq.Page{Limit: 10})
+		if len(list) == 1 {
+			dl = list[0]
+		}
+		return err
+	})
+	if err != nil || dl.ID == "" {
+		t.Fatalf("setup: dead letter %+v %v", dl, err)
+	}
+	svc, err := redrive.New(redrive.Config{Store: f.store, Now: f.clock.Now, NewID: f.newID, Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// While order.created is dead, order.confirmed waits with it.
+	if got := f.event(t, "ev-confirmed").Status; got != outbox.StatusPending {
+		t.Fatalf("order.confirmed is %s while order.created is dead, want pending (blocked)", got)
+	}
+	if rep, err := svc.Discard(ctx, "operator", []string{dl.ID}, "test: give the event up"); err != nil || rep.Changed != 1 {
+		t.Fatalf("discard: %+v %v", rep, err)
+	}
+	if got := f.event(t, "ev-created").Status; got != outbox.StatusDiscarded {
+		t.Fatalf("the discarded dead letter's row is %s, want discarded", got)
+	}
+	if _, err := r.Run(ctx, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for {
+		msgs, err := f.queue.Receive(ctx, evURL, queue.ReceiveOptions{Max: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(msgs) == 0 {
+			break
+		}
+		for _, m := range msgs {
+			got = append(got, m.Attributes[outbox.AttrEventType])
+			_ = f.queue.Delete(ctx, evURL, m.ReceiptHandle)
+		}
+	}
+	if strings.Join(got, " ") != "order.confirmed" {
+		t.Errorf("order-events carried %v for order-1 after order.created was discarded, want [order.confirmed]", got)
+	}
+}

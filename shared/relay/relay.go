@@ -213,6 +213,7 @@ func (r *Relay) Run(ctx context.Context, budget time.Duration) (Report, error) {
 			inflight = make(chan []outcome, 1)
 			go func(evs []outbox.Event) { inflight <- r.send(ctx, evs) }(claimed)
 		}
+		recorded := false
 		if sent != nil {
 			if err := r.recordRound(ctx, sent, &rep); err != nil {
 				if inflight != nil {
@@ -220,10 +221,24 @@ func (r *Relay) Run(ctx context.Context, budget time.Duration) (Report, error) {
 				}
 				return fail(err)
 			}
-			sent = nil
+			sent, recorded = nil, true
 		}
 		if inflight == nil {
-			break
+			// The last claim ran before the round it overlapped was
+			// recorded, so it could not take the rows that round unblocked
+			// (the next event of an aggregate whose earlier one was just
+			// published). Claim once more before calling the outbox drained.
+			if !recorded || stop() {
+				break
+			}
+			var err error
+			if claimed, err = r.claimRound(ctx, &rep); err != nil {
+				return fail(err)
+			}
+			if len(claimed) == 0 {
+				break
+			}
+			continue
 		}
 		var next []outbox.Event
 		var claimErr error

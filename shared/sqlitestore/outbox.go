@@ -30,13 +30,14 @@ const (
 	sqlListOutboxDue = `SELECT ` + outboxColumns + ` FROM outbox
 	WHERE status = ? AND shard = ? AND next_attempt_at <= ? AND lease_until <= ?
 	ORDER BY next_attempt_at, id LIMIT ?`
-	// The first pending row of each aggregate in (aggregate_seq, created_at,
-	// id) order; rows older than migration 0010 have a NULL aggregate_seq,
-	// which sorts first. The IN list is filled in by EarliestPending.
+	// The first blocking row of each aggregate (pending, or dead and bound
+	// for order-events) in (aggregate_seq, created_at, id) order; rows older
+	// than migration 0010 have a NULL aggregate_seq, which sorts first. The
+	// IN list is filled in by EarliestPending.
 	sqlEarliestPending = `SELECT aggregate_id, id FROM (
 		SELECT aggregate_id, id, ROW_NUMBER() OVER (
 			PARTITION BY aggregate_id ORDER BY aggregate_seq, created_at, id) AS rn
-		FROM outbox WHERE status = ? AND aggregate_id IN (%s)
+		FROM outbox WHERE (status = ? OR (status = ? AND destination = ?)) AND aggregate_id IN (%s)
 	) WHERE rn = 1`
 	sqlOutboxBacklogCount  = `SELECT COUNT(*) FROM outbox WHERE status = ?`
 	sqlOutboxBacklogOldest = `SELECT created_at FROM outbox WHERE status = ?
@@ -108,8 +109,8 @@ func (t *tx) EarliestPending(ctx context.Context, aggregateIDs []string) (map[st
 	for len(aggregateIDs) > 0 {
 		chunk := aggregateIDs[:min(len(aggregateIDs), maxInList)]
 		aggregateIDs = aggregateIDs[len(chunk):]
-		args := make([]any, 0, len(chunk)+1)
-		args = append(args, string(outbox.StatusPending))
+		args := make([]any, 0, len(chunk)+3)
+		args = append(args, string(outbox.StatusPending), string(outbox.StatusDead), outbox.DestOrderEvents)
 		for _, id := range chunk {
 			args = append(args, id)
 		}

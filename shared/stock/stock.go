@@ -81,42 +81,59 @@ func (s *Service) Reserve(ctx context.Context, sagaID, orderID string, lines []i
 	}
 	var outcome error
 	err = s.retryConflict(ctx, func(ctx context.Context, tx store.Tx) error {
-		outcome = nil
-		r, err := tx.GetReservation(ctx, sagaID)
-		if err == nil {
-			outcome = reservationOutcome(r)
-			return nil
-		}
-		if !apperr.Is(err, apperr.NotFound) {
-			return err
-		}
-		now := s.cfg.Now()
-		stocks, short, err := readStocks(ctx, tx, need)
-		if err != nil {
-			return err
-		}
-		r = inventory.Reservation{ID: sagaID, OrderID: orderID, Lines: normalized(need),
-			Status: inventory.Reserved, CreatedAt: now, UpdatedAt: now, Version: 1}
-		if short != "" {
-			r.Status, r.Reason = inventory.Rejected, "out of stock: "+short
-			outcome = apperr.New(apperr.Rejected, "%s", r.Reason)
-			return tx.InsertReservation(ctx, r)
-		}
-		for _, st := range stocks {
-			prev := st.Version
-			st.Available -= need[st.SKU]
-			st.Reserved += need[st.SKU]
-			st.UpdatedAt, st.Version = now, prev+1
-			if err := tx.PutStock(ctx, st, prev); err != nil {
-				return err
-			}
-		}
-		return tx.InsertReservation(ctx, r)
+		_, o, err := reserve(ctx, tx, sagaID, orderID, need, s.cfg.Now())
+		outcome = o
+		return err
 	})
 	if err != nil {
 		return err
 	}
 	return outcome
+}
+
+// ReserveIn is Reserve inside the caller's transaction tx (the saga step's
+// save transaction: the reservation commits, or rolls back, with the saga's
+// new state), with the same outcomes, recorded per saga id. It returns the
+// reservation as stored in tx (when there is one), its outcome as outcome
+// (nil, Rejected, Invalid) and a store failure as err (the caller's
+// transaction fails).
+func (s *Service) ReserveIn(ctx context.Context, tx store.Tx, sagaID, orderID string, lines []inventory.Line, now time.Time) (r inventory.Reservation, outcome, err error) {
+	need, err := aggregate(sagaID, lines)
+	if err != nil {
+		return inventory.Reservation{}, err, nil
+	}
+	return reserve(ctx, tx, sagaID, orderID, need, now.UTC())
+}
+
+// reserve is Reserve's transaction body (see Reserve and ReserveIn).
+func reserve(ctx context.Context, tx store.Tx, sagaID, orderID string, need map[string]int64, now time.Time) (inventory.Reservation, error, error) {
+	r, err := tx.GetReservation(ctx, sagaID)
+	if err == nil {
+		return r, reservationOutcome(r), nil
+	}
+	if !apperr.Is(err, apperr.NotFound) {
+		return r, nil, err
+	}
+	stocks, short, err := readStocks(ctx, tx, need)
+	if err != nil {
+		return r, nil, err
+	}
+	r = inventory.Reservation{ID: sagaID, OrderID: orderID, Lines: normalized(need),
+		Status: inventory.Reserved, CreatedAt: now, UpdatedAt: now, Version: 1}
+	if short != "" {
+		r.Status, r.Reason = inventory.Rejected, "out of stock: "+short
+		return r, apperr.New(apperr.Rejected, "%s", r.Reason), tx.InsertReservation(ctx, r)
+	}
+	for _, st := range stocks {
+		prev := st.Version
+		st.Available -= need[st.SKU]
+		st.Reserved += need[st.SKU]
+		st.UpdatedAt, st.Version = now, prev+1
+		if err := tx.PutStock(ctx, st, prev); err != nil {
+			return r, nil, err
+		}
+	}
+	return r, nil, tx.InsertReservation(ctx, r)
 }
 
 // Release gives back the stock reserved for sagaID and reports whether the
@@ -191,6 +208,15 @@ func Settle(ctx context.Context, tx store.Tx, sagaID string, now time.Time) erro
 	if err != nil {
 		return err
 	}
+	return SettleKnown(ctx, tx, r, now)
+}
+
+// SettleKnown is Settle for a reservation r the caller already has (as an
+// earlier committed transaction of ReserveIn stored it), so it is not read
+// again: its update expects r.Version, so if the reservation changed since,
+// the update fails with Conflict and tx with it.
+func SettleKnown(ctx context.Context, tx store.Tx, r inventory.Reservation, now time.Time) error {
+	sagaID := r.ID
 	switch r.Status {
 	case inventory.Settled:
 		return nil

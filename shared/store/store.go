@@ -117,8 +117,10 @@ type Outbox interface {
 	// among its aggregate's rows is EarliestPending's concern, not this
 	// order's).
 	ListOutboxDue(ctx context.Context, shard int, now time.Time, limit int) ([]outbox.Event, error)
-	// EarliestPending returns, for each given aggregate id that has pending
-	// rows, the id of its pending row that was written first. InsertOutbox
+	// EarliestPending returns, for each given aggregate id that has rows
+	// still blocking its order, the id of the one written first: a pending
+	// row, or a dead row bound for order-events (outbox.DestOrderEvents; see
+	// outbox.StatusDiscarded), so a later event never overtakes a dead one. InsertOutbox
 	// numbers an aggregate's rows 1, 2, 3, ... inside the writing
 	// transaction (a per-aggregate sequence the adapter keeps), so this is
 	// the order of the transactions that wrote them, never of CreatedAt (the

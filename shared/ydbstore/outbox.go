@@ -103,15 +103,21 @@ ORDER BY next_attempt_at, id
 LIMIT $limit;
 SELECT * FROM $unset UNION ALL SELECT * FROM $due;`
 
-	// Every pending row of the given aggregates; EarliestPending picks the
-	// first of each in Go by aggregate_seq (pending rows per aggregate are
-	// few). The upsert of an update leaves aggregate_seq alone (UPSERT keeps
-	// unlisted columns).
+	// Every blocking row of the given aggregates — pending, or dead and
+	// bound for order-events (store.Outbox.EarliestPending) — two point
+	// prefixes of idx_aggregate; EarliestPending picks the first of each in
+	// Go by aggregate_seq (such rows per aggregate are few). The upsert of an
+	// update leaves aggregate_seq alone (UPSERT keeps unlisted columns).
 	yqlPendingByAggregate = `
 DECLARE $aggregate_ids AS List<Utf8>;
 DECLARE $pending AS Utf8;
-SELECT aggregate_id, id, aggregate_seq, created_at FROM outbox VIEW idx_aggregate
-WHERE aggregate_id IN $aggregate_ids AND status = $pending;`
+DECLARE $dead AS Utf8;
+DECLARE $blocking_destination AS Utf8;
+$pending_rows = SELECT aggregate_id, id, aggregate_seq, created_at FROM outbox VIEW idx_aggregate
+WHERE aggregate_id IN $aggregate_ids AND status = $pending;
+$dead_rows = SELECT aggregate_id, id, aggregate_seq, created_at FROM outbox VIEW idx_aggregate
+WHERE aggregate_id IN $aggregate_ids AND status = $dead AND destination = $blocking_destination;
+SELECT * FROM $pending_rows UNION ALL SELECT * FROM $dead_rows;`
 
 	// Issue 12 item 4: the count reads at most $cap rows of the index's
 	// status prefix (a LIMITed subquery, whatever the backlog), and the
@@ -212,7 +218,8 @@ func (t *tx) EarliestPending(ctx context.Context, aggregateIDs []string) (map[st
 		chunk := aggregateIDs[:min(len(aggregateIDs), maxInList)]
 		aggregateIDs = aggregateIDs[len(chunk):]
 		err := t.rows(ctx, "earliest pending outbox events", yqlPendingByAggregate,
-			newParams().textList("$aggregate_ids", chunk).text("$pending", string(outbox.StatusPending)),
+			newParams().textList("$aggregate_ids", chunk).text("$pending", string(outbox.StatusPending)).
+				text("$dead", string(outbox.StatusDead)).text("$blocking_destination", outbox.DestOrderEvents),
 			func(r query.Row) error {
 				var (
 					agg, id string
