@@ -101,9 +101,9 @@ const (
 	DefaultBackoffBase     = config.DefaultSagaBackoffBase // SAGA_BACKOFF_BASE
 	DefaultBackoffCap      = config.DefaultSagaBackoffCap  // SAGA_BACKOFF_CAP
 	DefaultInboxTTL        = config.DefaultInboxTTL        // INBOX_TTL
-	DefaultDispatchLease   = 10 * time.Second
-	DefaultDispatchTimeout = 2 * time.Second
-	DefaultShards          = 1
+	DefaultDispatchLease   = config.DefaultDispatchLease
+	DefaultDispatchTimeout = config.DefaultDispatchTimeout
+	DefaultShards          = config.DefaultShards // OUTBOX_SHARDS
 	// DefaultMaxChainSteps bounds the steps one message runs (forward and
 	// compensation of CreateOrderSaga together are 8).
 	DefaultMaxChainSteps = 16

@@ -49,7 +49,7 @@ func TestShortOutageNeverCancelsAnOrder(t *testing.T) {
 			}},
 		Sleep: func(context.Context, time.Duration) error { return nil },
 	})
-	e.pay.Provider = payments.NewGuardedProvider(outageProvider{Provider: e.sim,
+	e.payVia.Provider = payments.NewGuardedProvider(outageProvider{Provider: e.sim,
 		down: func() bool { return e.clock.Now().Before(outageEnd) }}, policy)
 	e.advWith(func(c *orchestrator.AdvancerConfig) {
 		c.Backoff = resilience.Backoff{Base: def.Saga.BackoffBase, Cap: def.Saga.BackoffCap, Rand: resilience.NewRand(7)}

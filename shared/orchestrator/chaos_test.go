@@ -194,7 +194,7 @@ func TestRandomizedRun(t *testing.T) {
 			// Some sagas never hear their charge's answer: the provider has
 			// the money, the ledger does not, and the refund must find it.
 			doomed := map[string]bool{}
-			e.pay.Provider = &lossyCharges{Sim: e.sim, lose: func(key string) bool { return doomed[key] }}
+			e.payVia.Provider = &lossyCharges{Sim: e.sim, lose: func(key string) bool { return doomed[key] }}
 			const n = 220
 			for i := 0; i < n; i++ {
 				var items []order.Item

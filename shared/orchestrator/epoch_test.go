@@ -66,7 +66,10 @@ func TestRedriveMakesEveryOlderMessageStale(t *testing.T) {
 		return err
 	})
 	refundFails = false
-	svc := &redrive.Service{Store: e.store, Now: e.clock.Now, NewID: e.adv.Config().NewID}
+	svc, err := redrive.New(redrive.Config{Store: e.store, Now: e.clock.Now, NewID: e.adv.Config().NewID})
+	if err != nil {
+		t.Fatal(err)
+	}
 	rep, err := svc.Redrive(ctx, "operator", redrive.Selection{IDs: []string{dl.ID}})
 	if err != nil || rep.Redriven != 1 {
 		t.Fatalf("redrive: %+v %v", rep, err)

@@ -104,6 +104,7 @@ type env struct {
 	sim     *paymentsim.Sim
 	stock   *stock.Service
 	pay     *payments.Service
+	payVia  *switchProvider // the provider under pay; a test may switch it before the first order
 	adv     *orchestrator.Advancer
 	rec     *orchestrator.Recovery
 	orders  *orders.Service
@@ -139,11 +140,12 @@ func newEnv(t *testing.T, o envOpts) *env {
 	e := &env{t: t, store: st, clock: clk, sim: paymentsim.New(o.sim), disp: &recorder{store: st},
 		rnd: rand.New(rand.NewPCG(o.seed, 99)), initial: o.stock, orderOf: map[string]string{},
 		stats: map[orchestrator.Status]int{}, steps: map[string]int{}}
-	e.stock = &stock.Service{Store: st, Now: clk.Now}
+	e.stock = must(stock.New(stock.Config{Store: st, Now: clk.Now}))(t)
 	if err := e.stock.Seed(ctx, o.stock); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
-	e.pay = &payments.Service{Store: st, Provider: e.sim, Now: clk.Now}
+	e.payVia = &switchProvider{e.sim}
+	e.pay = must(payments.New(payments.Config{Store: st, Provider: e.payVia, Now: clk.Now}))(t)
 	e.adv, err = orchestrator.NewAdvancer(orchestrator.AdvancerConfig{Store: st, Inventory: e.stock, Payments: e.pay, Dispatcher: e.disp,
 		Now: clk.Now, NewID: newID, Owner: "adv-test", Lease: 30 * time.Second, Log: log,
 		Backoff: resilience.Backoff{Base: time.Second, Cap: 8 * time.Second, Rand: resilience.NewRand(o.seed)},
@@ -161,7 +163,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.orders = &orders.Service{Store: st, Dispatcher: e.disp, Now: clk.Now, NewID: newID, Log: log}
+	e.orders = must(orders.New(orders.Config{Store: st, Dispatcher: e.disp, Now: clk.Now, NewID: newID, Log: log}))(t)
 	return e
 }
 
@@ -189,6 +191,21 @@ func (e *env) recWith(change func(*orchestrator.RecoveryConfig)) {
 		e.t.Fatal(err)
 	}
 	e.rec = rec
+}
+
+// switchProvider is the payment provider port with a provider a test can
+// switch (the payments service is built once, over this).
+type switchProvider struct{ payments.Provider }
+
+// must returns a constructor's result, failing the test on its error.
+func must[T any](v T, err error) func(t *testing.T) T {
+	return func(t *testing.T) T {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
 }
 
 // place creates an order through the order service and queues its first command.

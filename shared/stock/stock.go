@@ -18,20 +18,44 @@ import (
 	"sort"
 	"time"
 
+	"github.com/google/uuid"
+
 	"ordersaga/shared/apperr"
 	"ordersaga/shared/inventory"
 	"ordersaga/shared/store"
 )
 
-// Service is the stock participant. Fields are set once at wiring time; a
-// Service is safe for concurrent use (the store serialises conflicting
-// transactions and each call re-reads what it decides on).
-type Service struct {
-	Store store.Store
-	// Now is the clock; time.Now if nil.
+// Config configures a Service (New).
+type Config struct {
+	Store store.Store // required
+	// Now is the clock (default time.Now); the Service reads it in UTC.
 	Now func() time.Time
-	// NewID names audit records of operator changes.
+	// NewID names audit records of operator changes (default a random UUID).
 	NewID func() string
+}
+
+// Service is the stock participant. It is built once by New and safe for
+// concurrent use (the store serialises conflicting transactions and each
+// call re-reads what it decides on).
+type Service struct {
+	cfg Config
+}
+
+// New returns a Service with cfg's nil fields set to their defaults. It
+// fails (apperr.Invalid) without a store.
+func New(cfg Config) (*Service, error) {
+	if cfg.Store == nil {
+		return nil, apperr.New(apperr.Invalid, "stock.New: a store is required")
+	}
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	cfg.Now = func() time.Time { return now().UTC() }
+	if cfg.NewID == nil {
+		cfg.NewID = uuid.NewString
+	}
+	return &Service{cfg: cfg}, nil
 }
 
 // maxConflictRetries bounds re-runs after a concurrent insert of the same
@@ -57,7 +81,7 @@ func (s *Service) Reserve(ctx context.Context, sagaID, orderID string, lines []i
 	}
 	var outcome error
 	err = s.retryConflict(ctx, func(ctx context.Context, tx store.Tx) error {
-		_, o, err := reserve(ctx, tx, sagaID, orderID, need, s.now())
+		_, o, err := reserve(ctx, tx, sagaID, orderID, need, s.cfg.Now())
 		outcome = o
 		return err
 	})
@@ -128,7 +152,7 @@ func (s *Service) Release(ctx context.Context, sagaID string) (bool, error) {
 	var released bool
 	err := s.retryConflict(ctx, func(ctx context.Context, tx store.Tx) error {
 		released = false
-		now := s.now()
+		now := s.cfg.Now()
 		r, err := tx.GetReservation(ctx, sagaID)
 		if apperr.Is(err, apperr.NotFound) {
 			return tx.InsertReservation(ctx, inventory.Reservation{ID: sagaID, Status: inventory.Released,
@@ -234,7 +258,7 @@ func (s *Service) Seed(ctx context.Context, stock map[string]int64) error {
 	}
 	sort.Strings(skus)
 	return s.retryConflict(ctx, func(ctx context.Context, tx store.Tx) error {
-		now := s.now()
+		now := s.cfg.Now()
 		for _, sku := range skus {
 			_, err := tx.GetStock(ctx, sku)
 			if err == nil {
@@ -254,7 +278,7 @@ func (s *Service) Seed(ctx context.Context, stock map[string]int64) error {
 // Get returns one SKU's stock (zero stock for an unknown SKU).
 func (s *Service) Get(ctx context.Context, sku string) (inventory.Stock, error) {
 	var st inventory.Stock
-	err := s.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
+	err := s.cfg.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
 		var err error
 		st, err = tx.GetStock(ctx, sku)
 		if apperr.Is(err, apperr.NotFound) {
@@ -270,17 +294,10 @@ func (s *Service) Get(ctx context.Context, sku string) (inventory.Stock, error) 
 func (s *Service) retryConflict(ctx context.Context, fn func(ctx context.Context, tx store.Tx) error) error {
 	var err error
 	for i := 0; i < maxConflictRetries; i++ {
-		err = s.Store.InTx(ctx, fn)
+		err = s.cfg.Store.InTx(ctx, fn)
 		if !apperr.Is(err, apperr.Conflict) {
 			return err
 		}
 	}
 	return apperr.Wrap(apperr.Transient, err, "stock: concurrent updates")
-}
-
-func (s *Service) now() time.Time {
-	if s.Now != nil {
-		return s.Now().UTC()
-	}
-	return time.Now().UTC()
 }
