@@ -373,3 +373,21 @@ func TestBucketedListsReadEveryBucket(t *testing.T) {
 		t.Errorf("%d bucket conditions, want %d", n, bucket.N+1)
 	}
 }
+
+// TestReadBoundsNameRealQueries: every ReadBounds row names a statement the
+// package sends, and every list (a statement with LIMIT $limit) has a row.
+func TestReadBoundsNameRealQueries(t *testing.T) {
+	qs := allQueries(t)
+	listed := map[string]bool{}
+	for _, b := range ReadBounds() {
+		listed[b.Query] = true
+		if _, ok := qs[b.Query]; !ok && !strings.HasPrefix(b.Query, "deadLetterListYQL ") {
+			t.Errorf("ReadBounds names %s, which is no query of the package", b.Query)
+		}
+	}
+	for name, yql := range qs {
+		if strings.Contains(yql, "LIMIT $limit") && !listed[name] && !strings.HasPrefix(name, "deadLetterListYQL") {
+			t.Errorf("%s is a list without a ReadBounds row", name)
+		}
+	}
+}
