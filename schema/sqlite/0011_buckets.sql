@@ -1,5 +1,5 @@
 -- The bucket column of the YDB twin (schema/ydb/0013_buckets.sql): FNV-1a
--- of the primary key mod 8 (package shared/ydbstore/bucket), written on
+-- of the primary key mod 8 (package shared/store/bucket), written on
 -- insert; the key never changes, so neither does the bucket. Only the YDB
 -- adapter reads by it (it spreads that database's list indexes over 8
 -- prefixes); SQLite keeps its simple indexes. Rows written before this

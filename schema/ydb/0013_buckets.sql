@@ -13,7 +13,7 @@
 -- a monotonically increasing key prefix).
 --
 -- The design: bucket = FNV-1a(primary key) mod 8 (package
--- shared/ydbstore/bucket), written by every INSERT and UPSERT of the row
+-- shared/store/bucket), written by every INSERT and UPSERT of the row
 -- (the UPSERTs name every column), and fixed for the row's life because the
 -- key never changes. Each index is re-keyed (bucket, state, time): the time
 -- still grows, but within 8 bucket prefixes, so writes land in up to 8

@@ -9,7 +9,7 @@ import (
 	"ordersaga/shared/idempotency"
 	"ordersaga/shared/saga"
 	"ordersaga/shared/store"
-	"ordersaga/shared/ydbstore/bucket"
+	"ordersaga/shared/store/bucket"
 )
 
 // The twin column of YDB's bucketed indexes (schema/sqlite/0011_buckets.sql)

@@ -6,7 +6,7 @@ import (
 
 	"ordersaga/shared/apperr"
 	"ordersaga/shared/idempotency"
-	"ordersaga/shared/ydbstore/bucket"
+	"ordersaga/shared/store/bucket"
 )
 
 const idemColumns = `scope, idem_key, fingerprint, status, response_status, response_body, location,

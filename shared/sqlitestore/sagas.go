@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"ordersaga/shared/saga"
-	"ordersaga/shared/ydbstore/bucket"
+	"ordersaga/shared/store/bucket"
 )
 
 const sagaColumns = `id, type, state, data, step, attempts, lease_owner, lease_until, next_attempt_at,

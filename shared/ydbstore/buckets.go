@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"ordersaga/shared/ydbstore/bucket"
+	"ordersaga/shared/store/bucket"
 )
 
 // bucketCond stands for the bucket condition in a branch template:

@@ -10,7 +10,7 @@ import (
 
 	"ordersaga/shared/apperr"
 	"ordersaga/shared/idempotency"
-	"ordersaga/shared/ydbstore/bucket"
+	"ordersaga/shared/store/bucket"
 )
 
 // Table idempotency_keys (schema/ydb/0002_idempotency_keys.sql).

@@ -11,7 +11,7 @@ import (
 	"ordersaga/shared/order"
 	"ordersaga/shared/outbox"
 	"ordersaga/shared/saga"
-	"ordersaga/shared/ydbstore/bucket"
+	"ordersaga/shared/store/bucket"
 )
 
 // typed builds l and returns the wire value of parameter name.

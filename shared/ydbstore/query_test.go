@@ -12,7 +12,7 @@ import (
 	"strings"
 	"testing"
 
-	"ordersaga/shared/ydbstore/bucket"
+	"ordersaga/shared/store/bucket"
 )
 
 var (

@@ -10,7 +10,7 @@ import (
 	"github.com/ydb-platform/ydb-go-sdk/v3/query"
 
 	"ordersaga/shared/saga"
-	"ordersaga/shared/ydbstore/bucket"
+	"ordersaga/shared/store/bucket"
 )
 
 // Tables sagas and saga_log (schema/ydb/0003_sagas.sql).
