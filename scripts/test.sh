@@ -46,6 +46,22 @@ sqsemulator_start
 trap 'sqsemulator_stop || true; cleanup_dirs' EXIT
 echo "ORDERSAGA_SQS_ENDPOINT=$ORDERSAGA_SQS_ENDPOINT"
 
+step "zsh for the README tour test"
+# The tour test (scripts/localcloud/tour_test.go) runs every README command in
+# bash and in zsh. Where zsh is missing and Debian's apt is ours to use (root),
+# install it; otherwise the test skips its zsh half and says so.
+if command -v zsh >/dev/null 2>&1; then
+  echo "zsh: $(command -v zsh)"
+elif [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  if (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq zsh) >"$work/zsh.log" 2>&1; then
+    echo "zsh: installed $(command -v zsh)"
+  else
+    echo "zsh: could not be installed (the tour test will skip its zsh half):"; tail -5 "$work/zsh.log"
+  fi
+else
+  echo "zsh: not installed and not root; the tour test will skip its zsh half"
+fi
+
 step "tests"
 go test -count=1 ./...
 

@@ -39,12 +39,13 @@ ALTER TABLE outbox DROP INDEX idx_status_published;
 --   sagas.idx_state_next (state, next_attempt_at) and
 --   sagas.idx_state_updated (state, updated_at): recovery's due list and
 --     the reconciler's newest-finished list, each branch a LIMITed key range
---     read in index order. Their keys still start with a low-cardinality
---     state followed by a time: NOT spread yet (docs/ydb.md, "Indexes": the
---     bucket design and why it is not in this migration).
+--     read in index order. Their keys start with a low-cardinality state
+--     followed by a time: migration 0013 replaces them by bucketed indexes
+--     (bucket, state, ...) and drops them.
 --   idempotency_keys.idx_status_locked (status, locked_until): the
---     lapsed-lock list, LIMITed branches; same caveat as the saga indexes.
+--     lapsed-lock list, LIMITed branches; replaced the same way by 0013.
 --   dead_letters.idx_status_last_failed (status, last_failed_at) and
 --     idx_source_ref (source, source_ref): operator listings and dedup of
 --     failures; written only when something fails (docs/ydb.md argues why
---     a hot last partition of a table this small is acceptable).
+--     a hot last partition of a table this small is acceptable). Migration
+--     0014 adds idx_last_failed (last_failed_at) for the status-less list.

@@ -56,9 +56,10 @@ func benchRelay(endpoint string, n int) []row {
 			return nil
 		}))
 	}
-	r := &relay.Relay{Store: s, Queue: q, URLs: map[string]string{outbox.DestSagaCommands: relayURL}, Owner: "bench",
+	r, err := relay.New(relay.Config{Store: s, Queue: q, URLs: map[string]string{outbox.DestSagaCommands: relayURL}, Owner: "bench",
 		BatchSize: 100, MaxAttempts: 10, Lease: time.Minute, Backoff: resilience.Backoff{Base: time.Second, Cap: time.Minute},
-		NewID: uuid.NewString, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		NewID: uuid.NewString, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	must(err)
 	t0 := time.Now()
 	rep, err := r.Run(ctx, 10*time.Minute)
 	must(err)

@@ -48,8 +48,11 @@ func newEnv(t *testing.T) *env {
 	t.Cleanup(func() { _ = q.Close(); _ = s.Close() })
 	e := &env{store: s}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	svc := &redrive.Service{Store: s, Queue: q, Now: now, NewID: e.newID, Log: log,
-		Sleep: func(context.Context, time.Duration) error { return nil }}
+	svc, err := redrive.New(redrive.Config{Store: s, Queue: q, Now: now, NewID: e.newID, Log: log,
+		Sleep: func(context.Context, time.Duration) error { return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
 	tokens := identity.Tokens{"adm": {Subject: "alice", Role: identity.RoleAdmin}, "usr": {Subject: "bob", Role: identity.RoleUser}}
 	// Mounted the way the lead wires it: through the order API's handler.
 	e.srv = httpapi.NewHandler(httpapi.Deps{Auth: tokens, Log: log, Admin: adminapi.NewHandler(svc, tokens)})

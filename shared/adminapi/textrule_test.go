@@ -36,10 +36,16 @@ func newStockEnv(t *testing.T) (*env, string) {
 	t.Cleanup(func() { _ = q.Close(); _ = s.Close() })
 	e := &env{store: s}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	svc := &redrive.Service{Store: s, Queue: q, Now: now, NewID: e.newID, Log: log,
-		Sleep: func(context.Context, time.Duration) error { return nil }}
+	svc, err := redrive.New(redrive.Config{Store: s, Queue: q, Now: now, NewID: e.newID, Log: log,
+		Sleep: func(context.Context, time.Duration) error { return nil }})
+	if err != nil {
+		t.Fatal(err)
+	}
 	tokens := identity.Tokens{"adm": {Subject: "alice", Role: identity.RoleAdmin}}
-	st := &stock.Service{Store: s, Now: now, NewID: e.newID}
+	st, err := stock.New(stock.Config{Store: s, Now: now, NewID: e.newID})
+	if err != nil {
+		t.Fatal(err)
+	}
 	e.srv = httpapi.NewHandler(httpapi.Deps{Auth: tokens, Log: log, Admin: adminapi.NewHandler(svc, tokens, adminapi.WithStock(st))})
 	return e, path
 }

@@ -38,8 +38,10 @@ import (
 
 // App holds the wired use cases. It exposes use cases, not adapters: the
 // store, the queue and the metrics recorder stay inside (a function body
-// reaches them only through an App method). Fields are read-only after New,
-// except where a chaos run or a test decorates a use case before the first
+// reaches them only through an App method). Fields are read-only after New.
+// The relay, orders, redrive, stock and payments are built once by their
+// constructors (Options can adjust their configuration first); a chaos run
+// or a test may still decorate the advancer and recovery before the first
 // invocation.
 type App struct {
 	Config config.Config
@@ -75,6 +77,12 @@ type Options struct {
 	OnTx func(readOnly bool)
 	// Owner names this instance in leases (default: a random id).
 	Owner string
+	// Relay, Orders and Payments, if set, adjust a use case's configuration
+	// before it is built (chaos runs: crash hooks, seeded jitter, counters,
+	// a stand-in provider); nothing is changed on a use case after New.
+	Relay    func(*relay.Config)
+	Orders   func(*orders.Config)
+	Payments func(*payments.Config)
 }
 
 // New opens the adapters with open and builds the App on them. It fails with
@@ -115,14 +123,10 @@ func New(ctx context.Context, cfg config.Config, open Opener, opt Options) (*App
 		a.metrics = metrics.Nop{}
 	}
 	a.hooks = hooks{m: a.metrics}
-	a.wireRelay(cfg, owner)
-	a.Orders = &orders.Service{
-		Store: a.store, Dispatcher: a.Relay, Shards: cfg.Relay.Shards,
-		Now: a.Now, NewID: a.NewID, Log: a.Log, OnIdempotency: a.hooks.idempotency,
-		Steps: orchestrator.CreateOrderSaga.Table(),
-	}
-	a.wireSaga(cfg, owner)
 	auth, err := authenticator(cfg)
+	if err == nil {
+		err = a.wire(cfg, owner, opt)
+	}
 	if err != nil {
 		_ = a.Close()
 		return nil, err
@@ -134,6 +138,26 @@ func New(ctx context.Context, cfg config.Config, open Opener, opt Options) (*App
 		Admin:     adminapi.NewHandler(a.Redrive, auth, adminapi.WithStock(a.Stock)),
 	})
 	return a, nil
+}
+
+// wire builds the use cases, each once, with its constructor.
+func (a *App) wire(cfg config.Config, owner string, opt Options) error {
+	if err := a.wireRelay(cfg, owner, opt); err != nil {
+		return err
+	}
+	oc := orders.Config{
+		Store: a.store, Dispatcher: a.Relay, Shards: cfg.Relay.Shards,
+		Now: a.Now, NewID: a.NewID, Log: a.Log, OnIdempotency: a.hooks.idempotency,
+		Steps: orchestrator.CreateOrderSaga.Table(),
+	}
+	if opt.Orders != nil {
+		opt.Orders(&oc)
+	}
+	var err error
+	if a.Orders, err = orders.New(oc); err != nil {
+		return err
+	}
+	return a.wireSaga(cfg, owner, opt)
 }
 
 func authenticator(cfg config.Config) (identity.Authenticator, error) {

@@ -67,17 +67,19 @@ func (h hooks) httpRequest(route string, status int, took time.Duration) {
 	h.m.Observe(metrics.HTTPRequestDuration, took.Seconds(), "route", route)
 }
 
-func (h hooks) relayHooks(r *relay.Relay) {
-	r.OnPublished = func(dest string, n int) {
-		h.m.Add(metrics.OutboxPublished, float64(n), "destination", dest)
-		h.m.Add(metrics.QueueSends, float64(n), "queue", dest, "result", "ok")
-	}
-	r.OnFailed = func(dest string, n int) {
-		h.m.Add(metrics.OutboxFailed, float64(n), "destination", dest)
-		h.m.Add(metrics.QueueSends, float64(n), "queue", dest, "result", "error")
-	}
-	r.OnDead = func(dest, errorType string) {
-		h.m.Add(metrics.DLQAdditions, 1, "queue", "outbox", "error_type", errorType)
+func (h hooks) relayHooks() relay.Hooks {
+	return relay.Hooks{
+		OnPublished: func(dest string, n int) {
+			h.m.Add(metrics.OutboxPublished, float64(n), "destination", dest)
+			h.m.Add(metrics.QueueSends, float64(n), "queue", dest, "result", "ok")
+		},
+		OnFailed: func(dest string, n int) {
+			h.m.Add(metrics.OutboxFailed, float64(n), "destination", dest)
+			h.m.Add(metrics.QueueSends, float64(n), "queue", dest, "result", "error")
+		},
+		OnDead: func(dest, errorType string) {
+			h.m.Add(metrics.DLQAdditions, 1, "queue", "outbox", "error_type", errorType)
+		},
 	}
 }
 

@@ -17,26 +17,36 @@ import (
 
 // wireRelay builds the outbox relay (also the dispatcher of every use case
 // that writes outbox rows).
-func (a *App) wireRelay(cfg config.Config, owner string) {
-	a.Relay = &relay.Relay{
+func (a *App) wireRelay(cfg config.Config, owner string, opt Options) error {
+	rc := relay.Config{
 		Store: a.store, Queue: a.queue, Owner: owner,
 		URLs: map[string]string{
 			outbox.DestSagaCommands: cfg.QueueURLs.SagaCommands,
 			outbox.DestOrderEvents:  cfg.QueueURLs.OrderEvents,
 		},
 		Shards: cfg.Relay.Shards, BatchSize: cfg.Relay.BatchSize, MaxAttempts: cfg.Relay.MaxAttempts, Lease: cfg.Relay.Lease,
-		Backoff: resilience.Backoff{Base: cfg.Relay.BackoffBase, Cap: cfg.Relay.BackoffCap},
-		Now:     a.Now, NewID: a.NewID, Log: a.Log,
+		Backoff:   resilience.Backoff{Base: cfg.Relay.BackoffBase, Cap: cfg.Relay.BackoffCap},
+		LoopLimit: cfg.Redrive.LoopLimit, Now: a.Now, NewID: a.NewID, Log: a.Log, Hooks: a.hooks.relayHooks(),
 	}
-	a.hooks.relayHooks(a.Relay)
+	if opt.Relay != nil {
+		opt.Relay(&rc)
+	}
+	var err error
+	a.Relay, err = relay.New(rc)
+	return err
 }
 
 // wireSaga builds the participants, the advancer and the recovery job.
-func (a *App) wireSaga(cfg config.Config, owner string) {
-	a.Stock = &stock.Service{Store: a.store, Now: a.Now, NewID: a.NewID}
+func (a *App) wireSaga(cfg config.Config, owner string, opt Options) error {
+	var err error
+	if a.Stock, err = stock.New(stock.Config{Store: a.store, Now: a.Now, NewID: a.NewID}); err != nil {
+		return err
+	}
 	var provider payments.Provider
 	if cfg.Payment.ProviderURL != "" {
-		provider = &payments.HTTPProvider{BaseURL: cfg.Payment.ProviderURL, Client: &http.Client{}, Now: a.Now}
+		if provider, err = payments.NewHTTPProvider(payments.HTTPConfig{BaseURL: cfg.Payment.ProviderURL, Client: &http.Client{}, Now: a.Now}); err != nil {
+			return err
+		}
 	} else {
 		// No external provider configured: the built-in simulated provider
 		// (local runs and demos), behind the same resilience policy.
@@ -51,20 +61,28 @@ func (a *App) wireSaga(cfg config.Config, owner string) {
 			OnStateChange: a.hooks.breakerChanged, OnInit: a.hooks.breakerInit, Log: a.Log},
 		OnAttempt: a.hooks.retryAttempt, OnReject: a.hooks.bulkheadRejected,
 	})
-	a.Payments = &payments.Service{Store: a.store, Provider: payments.NewGuardedProvider(provider, policy), Now: a.Now}
-	a.Advancer = &orchestrator.Advancer{
+	pc := payments.Config{Store: a.store, Provider: payments.NewGuardedProvider(provider, policy), Now: a.Now}
+	if opt.Payments != nil {
+		opt.Payments(&pc)
+	}
+	if a.Payments, err = payments.New(pc); err != nil {
+		return err
+	}
+	a.Advancer, err = orchestrator.NewAdvancer(orchestrator.AdvancerConfig{
 		Store: a.store, Inventory: a.Stock, Payments: a.Payments, Dispatcher: a.Relay,
 		Now: a.Now, NewID: a.NewID,
 		Backoff: resilience.Backoff{Base: cfg.Saga.BackoffBase, Cap: cfg.Saga.BackoffCap},
 		Lease:   cfg.Saga.Lease, InboxTTL: cfg.Saga.InboxTTL, Shards: cfg.Relay.Shards, Owner: owner, Log: a.Log,
 		Hooks: a.hooks.sagaHooks(), LoopLimit: cfg.Redrive.LoopLimit,
+	})
+	if err != nil {
+		return err
 	}
-	a.Relay.LoopLimit = cfg.Redrive.LoopLimit
 	wait := time.Duration(0)
 	if cfg.Queue == config.QueueYMQ {
 		wait = time.Second // YMQ short polls may miss messages
 	}
-	a.Redrive = &redrive.Service{
+	a.Redrive, err = redrive.New(redrive.Config{
 		Store: a.store, Queue: a.queue,
 		QueueURLs: map[string]string{
 			outbox.DestSagaCommands: cfg.QueueURLs.SagaCommands, "saga-commands-dlq": cfg.QueueURLs.SagaCommandsDLQ,
@@ -74,12 +92,16 @@ func (a *App) wireSaga(cfg config.Config, owner string) {
 		Shards: cfg.Relay.Shards, LoopLimit: cfg.Redrive.LoopLimit, MaxPerCall: cfg.Redrive.MaxPerCall,
 		MaxRate: float64(cfg.Redrive.MaxRate), ReceiveWait: wait, Now: a.Now, NewID: a.NewID, Log: a.Log,
 		OnIngested: a.hooks.ingested, Steps: orchestrator.CreateOrderSaga.Table(),
+	})
+	if err != nil {
+		return err
 	}
-	a.Recovery = &orchestrator.Recovery{
+	a.Recovery, err = orchestrator.NewRecovery(orchestrator.RecoveryConfig{
 		Store: a.store, Now: a.Now, NewID: a.NewID, StuckAfter: cfg.Recovery.StuckAfter, BatchSize: cfg.Recovery.BatchSize,
 		MaxRedrives: cfg.Recovery.MaxRedrives, LoopLimit: cfg.Redrive.LoopLimit,
 		Dispatcher: a.Relay, Shards: cfg.Relay.Shards, Owner: owner, Log: a.Log,
-	}
+	})
+	return err
 }
 
 // PaymentSimulator returns the built-in payment provider when no external

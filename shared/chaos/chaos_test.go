@@ -13,6 +13,7 @@ import (
 
 	"ordersaga/shared/app"
 	"ordersaga/shared/inventory"
+	"ordersaga/shared/orchestrator"
 	"ordersaga/shared/order"
 	"ordersaga/shared/payments"
 	"ordersaga/shared/saga"
@@ -86,13 +87,17 @@ func TestCheckerCatchesBrokenProduct(t *testing.T) {
 		afterDrain func(context.Context, *app.App, store.Store) error
 		want       string // in some violation
 	}{{
-		name:   "stock reserved twice",
-		tamper: func(a *app.App) { a.Advancer.Inventory = doubleReserve{a.Stock} },
-		want:   "belongs to no saga",
+		name: "stock reserved twice",
+		tamper: func(a *app.App) {
+			withAdvancer(a, func(c *orchestrator.AdvancerConfig) { c.Inventory = doubleReserve{a.Stock} })
+		},
+		want: "belongs to no saga",
 	}, {
-		name:   "charged twice",
-		tamper: func(a *app.App) { a.Advancer.Payments = doubleCharge{a.Payments} },
-		want:   "ledger entry",
+		name: "charged twice",
+		tamper: func(a *app.App) {
+			withAdvancer(a, func(c *orchestrator.AdvancerConfig) { c.Payments = doubleCharge{a.Payments} })
+		},
+		want: "ledger entry",
 	}, {
 		name: "idempotency key ignored",
 		faults: func(f *Faults) {
@@ -165,15 +170,26 @@ func TestCheckerCatchesBrokenProduct(t *testing.T) {
 	}
 }
 
+// withAdvancer rebuilds a's advancer with change applied to its
+// configuration, keeping its test hooks.
+func withAdvancer(a *app.App, change func(*orchestrator.AdvancerConfig)) {
+	c := a.Advancer.Config()
+	change(&c)
+	adv := must(orchestrator.NewAdvancer(c))
+	adv.Fault, adv.AfterStep = a.Advancer.Fault, a.Advancer.AfterStep
+	a.Advancer = adv
+}
+
 // doubleReserve reserves every saga's stock a second time under another key.
 type doubleReserve struct{ *stock.Service }
 
-func (d doubleReserve) Reserve(ctx context.Context, sagaID, orderID string, lines []inventory.Line) error {
-	if err := d.Service.Reserve(ctx, sagaID, orderID, lines); err != nil {
-		return err
+func (d doubleReserve) ReserveIn(ctx context.Context, tx store.Tx, sagaID, orderID string, lines []inventory.Line, now time.Time) (inventory.Reservation, error, error) {
+	r, outcome, err := d.Service.ReserveIn(ctx, tx, sagaID, orderID, lines, now)
+	if outcome != nil || err != nil {
+		return r, outcome, err
 	}
-	_ = d.Service.Reserve(ctx, sagaID+"-again", orderID, lines)
-	return nil
+	_, _, err = d.Service.ReserveIn(ctx, tx, sagaID+"-again", orderID, lines, now)
+	return r, nil, err
 }
 
 // doubleCharge charges every saga a second time under another key.

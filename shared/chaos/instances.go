@@ -15,13 +15,6 @@ import (
 // their instances are built (and their clock offsets drawn).
 var roleNames = []string{"api", "advancer", "relay", "recovery"}
 
-// wireInstance puts the run's provider, faults and counters on one App; n
-// numbers the instance (its backoff jitter streams).
-func (w *world) wireInstance(a *app.App, now func() time.Time, n uint64) {
-	w.wirePayments(a, now, n)
-	w.wireFaults(a, n)
-}
-
 // instances lists every App of the run once (w.app first).
 func (w *world) instances() []*app.App {
 	seen := map[*app.App]bool{w.app: true}
@@ -71,11 +64,11 @@ func (w *world) deploy(ctx context.Context, cfg config.Config) error {
 			name := fmt.Sprintf("%s-%d.%d", r, i, gen)
 			now := w.skewed(skew)
 			a, err := app.New(ctx, cfg, app.Use(app.Ports{Store: w.fstore, Queue: w.fqueue}),
-				app.Options{Now: now, NewID: w.newID, Log: w.logger, Owner: name})
+				w.instanceOptions(cfg, app.Options{Now: now, NewID: w.newID, Log: w.logger, Owner: name}, n))
 			if err != nil {
 				return fmt.Errorf("chaos: build instance %s: %w", name, err)
 			}
-			w.wireInstance(a, now, n)
+			w.wireFaults(a, n)
 			n++
 			roles[r] = append(roles[r], a)
 			if skew != 0 {

@@ -5,8 +5,8 @@ import (
 	"sync"
 	"time"
 
-	"ordersaga/shared/app"
 	"ordersaga/shared/apperr"
+	"ordersaga/shared/config"
 	"ordersaga/shared/payments"
 	"ordersaga/shared/paymentsim"
 	"ordersaga/shared/resilience"
@@ -81,13 +81,12 @@ func (w *world) newProvider() {
 	w.fx = &effects{charges: map[string]effect{}, refunds: map[string]effect{}}
 }
 
-// wirePayments replaces an App's provider with the run's simulator: the
-// policy's retry pauses advance the clock, and the breaker reads the
+// provider is an instance's payment provider: the run's simulator behind
+// a policy whose retry pauses advance the clock and whose breaker reads the
 // instance's clock now. The policy is the production one otherwise
-// (payments.NewPolicy with the App's configuration), one per instance as
-// one per function instance in the cloud.
-func (w *world) wirePayments(a *app.App, now func() time.Time, n uint64) {
-	cfg := a.Config.Payment
+// (payments.NewPolicy with the instance's configuration), one per instance
+// as one per function instance in the cloud.
+func (w *world) provider(cfg config.Payment, now func() time.Time, n uint64) payments.Provider {
 	policy := payments.NewPolicy(payments.PolicyConfig{
 		Name: "payment", MaxConcurrent: cfg.MaxConcurrent, AttemptTimeout: cfg.Timeout,
 		Breaker: resilience.BreakerConfig{FailureThreshold: cfg.BreakerThreshold, OpenTimeout: cfg.BreakerOpenFor, Now: now},
@@ -102,7 +101,7 @@ func (w *world) wirePayments(a *app.App, now func() time.Time, n uint64) {
 			}
 		},
 	})
-	a.Payments.Provider = payments.NewGuardedProvider(
+	return payments.NewGuardedProvider(
 		&truthProvider{sim: w.sim, in: w.in, f: &w.faults, faults: w.faultsN, fx: w.fx}, policy)
 }
 

@@ -17,9 +17,12 @@ import (
 	"ordersaga/shared/apperr"
 	"ordersaga/shared/config"
 	"ordersaga/shared/orchestrator"
+	"ordersaga/shared/orders"
 	"ordersaga/shared/outbox"
+	"ordersaga/shared/payments"
 	"ordersaga/shared/paymentsim"
 	"ordersaga/shared/queue"
+	"ordersaga/shared/relay"
 	"ordersaga/shared/resilience"
 	"ordersaga/shared/saga"
 	"ordersaga/shared/sqlitequeue"
@@ -162,16 +165,16 @@ func (w *world) build(ctx context.Context, path string) error {
 	w.fstore = &faultyStore{inner: w.sqlite, in: w.in, f: &w.faults, faults: w.faultsN}
 	w.fqueue = &faultyQueue{inner: q, in: w.in, f: &w.faults, faults: w.faultsN}
 	w.newID = counter("id")
+	w.newProvider()
 	w.app, err = app.New(ctx, cfg, app.Use(app.Ports{Store: w.fstore, Queue: w.fqueue}),
-		app.Options{Now: w.clock.Now, NewID: w.newID, Log: w.logger, Owner: "chaos"})
+		w.instanceOptions(cfg, app.Options{Now: w.clock.Now, NewID: w.newID, Log: w.logger, Owner: "chaos"}, 0))
 	if err != nil {
 		return fmt.Errorf("chaos: build app: %w", err)
 	}
+	w.wireFaults(w.app, 0)
 	if err := w.setupQueues(ctx); err != nil {
 		return err
 	}
-	w.newProvider()
-	w.wireInstance(w.app, w.clock.Now, 0)
 	w.roles = map[string][]*app.App{"api": {w.app}, "advancer": {w.app}, "relay": {w.app}, "recovery": {w.app}}
 	if w.opts.multi() {
 		if err := w.deploy(ctx, cfg); err != nil {
@@ -244,25 +247,71 @@ func findUp(rel string) (string, error) {
 	}
 }
 
-// wireFaults puts the crash and fault hooks on the App's components, seeds
-// their backoff jitter, and chains counters onto their metric hooks.
+// instanceOptions adds to opt what the run puts into the use cases as they
+// are built: the crash and fault hooks of the relay and the order API's
+// fast path, the relay's seeded backoff jitter and counters, and the
+// run's payment provider; n numbers the instance (its jitter streams).
+func (w *world) instanceOptions(cfg config.Config, opt app.Options, n uint64) app.Options {
+	f := &w.faults
+	opt.Orders = func(c *orders.Config) { c.Dispatcher = w.dropper("api", f.APIDropDispatch, c.Dispatcher) }
+	opt.Relay = func(c *relay.Config) {
+		c.Hooks.AfterSend = func(sent []outbox.Event) error {
+			if len(sent) > 0 && w.in.fire(w.crashes, "relay_after_send", f.RelayCrashAfterSend) {
+				return errCrash
+			}
+			return nil
+		}
+		c.Backoff.Rand = resilience.NewRand(w.opts.Seed + 1 + 16*n)
+		onFailed := c.Hooks.OnFailed
+		c.Hooks.OnFailed = func(dest string, k int) {
+			w.retries.add("outbox_send_failed", k)
+			if onFailed != nil {
+				onFailed(dest, k)
+			}
+		}
+	}
+	opt.Payments = func(c *payments.Config) { c.Provider = w.provider(cfg.Payment, opt.Now, n) }
+	return opt
+}
+
+// dropper wraps a fast-path dispatcher in the crash before dispatch.
+func (w *world) dropper(who string, p float64, inner orchestrator.Dispatcher) *dropper {
+	return &dropper{inner: inner, in: w.in, p: p, kind: who + "_before_dispatch", who: who,
+		crashes: w.crashes, origin: w.origin}
+}
+
+// wireFaults puts the crash and fault hooks on the App's saga components,
+// seeds their backoff jitter, and chains counters onto their metric hooks.
 func (w *world) wireFaults(a *app.App, n uint64) {
 	f := &w.faults
-	drop := func(who string, p float64) *dropper {
-		return &dropper{inner: a.Relay, in: w.in, p: p, kind: who + "_before_dispatch", who: who,
-			crashes: w.crashes, origin: w.origin}
-	}
-	a.Orders.Dispatcher = drop("api", f.APIDropDispatch)
-	a.Advancer.Dispatcher = drop("advancer", f.AdvancerDropDispatch)
-	a.Recovery.Dispatcher = drop("recovery", f.RecoveryDropDispatch)
-	a.Relay.AfterSend = func(sent []outbox.Event) error {
-		if len(sent) > 0 && w.in.fire(w.crashes, "relay_after_send", f.RelayCrashAfterSend) {
-			return errCrash
+	drop := func(who string, p float64) *dropper { return w.dropper(who, p, a.Relay) }
+	// The advancer and the recovery are built anew with the run's
+	// dispatcher, jitter and counters (they take no change after
+	// construction).
+	adv := a.Advancer.Config()
+	adv.Dispatcher = drop("advancer", f.AdvancerDropDispatch)
+	rec := a.Recovery.Config()
+	rec.Dispatcher = drop("recovery", f.RecoveryDropDispatch)
+	a.Recovery = must(orchestrator.NewRecovery(rec))
+	adv.Backoff.Rand = resilience.NewRand(w.opts.Seed + 2 + 16*n)
+	h := adv.Hooks
+	onMsg, onStep := h.OnMessage, h.OnStep
+	h.OnMessage = func(s orchestrator.Status) {
+		w.msgs.add(string(s), 1)
+		if onMsg != nil {
+			onMsg(s)
 		}
-		return nil
 	}
-	a.Relay.Backoff.Rand = resilience.NewRand(w.opts.Seed + 1 + 16*n)
-	a.Advancer.Backoff.Rand = resilience.NewRand(w.opts.Seed + 2 + 16*n)
+	h.OnStep = func(step string, dir saga.Direction, out saga.Outcome) {
+		if out == saga.OutcomeRetry {
+			w.retries.add("saga_step_retry", 1)
+		}
+		if onStep != nil {
+			onStep(step, dir, out)
+		}
+	}
+	adv.Hooks = h
+	a.Advancer = must(orchestrator.NewAdvancer(adv))
 	a.Advancer.AfterStep = func(_ string, dir saga.Direction) error {
 		kind, p := "step_after_effect", f.CrashAfterStep
 		if dir == saga.Compensate {
@@ -284,28 +333,13 @@ func (w *world) wireFaults(a *app.App, n uint64) {
 		}
 		return nil
 	}
-	h := a.Advancer.Hooks
-	onMsg, onStep := h.OnMessage, h.OnStep
-	h.OnMessage = func(s orchestrator.Status) {
-		w.msgs.add(string(s), 1)
-		if onMsg != nil {
-			onMsg(s)
-		}
+}
+
+// must returns v, or panics on err (a component the run built from a
+// configuration that an App already accepted).
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
 	}
-	h.OnStep = func(step string, dir saga.Direction, out saga.Outcome) {
-		if out == saga.OutcomeRetry {
-			w.retries.add("saga_step_retry", 1)
-		}
-		if onStep != nil {
-			onStep(step, dir, out)
-		}
-	}
-	a.Advancer.Hooks = h
-	onFailed := a.Relay.OnFailed
-	a.Relay.OnFailed = func(dest string, n int) {
-		w.retries.add("outbox_send_failed", n)
-		if onFailed != nil {
-			onFailed(dest, n)
-		}
-	}
+	return v
 }

@@ -132,6 +132,21 @@ type Monitoring struct {
 	Endpoint string // MONITORING_ENDPOINT
 }
 
+// Defaults of the saga advancer and recovery (SAGA_LEASE, SAGA_BACKOFF_BASE,
+// SAGA_BACKOFF_CAP, INBOX_TTL, RECOVERY_BATCH_SIZE, RECOVERY_STUCK_AFTER,
+// RECOVERY_MAX_REDRIVES). Default uses them, and package orchestrator's
+// defaults (orchestrator.DefaultLease, ...) are these constants, so the
+// configuration and a component built without it never disagree.
+const (
+	DefaultSagaLease           = 30 * time.Second
+	DefaultSagaBackoffBase     = 500 * time.Millisecond
+	DefaultSagaBackoffCap      = time.Minute
+	DefaultInboxTTL            = 7 * 24 * time.Hour
+	DefaultRecoveryBatchSize   = 100
+	DefaultRecoveryStuckAfter  = 30 * time.Second
+	DefaultRecoveryMaxRedrives = 20
+)
+
 // Default returns the local-development configuration.
 func Default() Config {
 	return Config{
@@ -145,13 +160,14 @@ func Default() Config {
 			OrderEvents:     "sqlitequeue:///order-events",
 		},
 		Auth: AuthTokens, AuthTokens: "dev-user=dev-user:user,dev-admin=dev-admin:admin",
-		Relay: Relay{BatchSize: 100, MaxAttempts: 10, Lease: 30 * time.Second, BackoffBase: time.Second,
-			BackoffCap: 5 * time.Minute, Shards: 1, Budget: 50 * time.Second, Retention: 7 * 24 * time.Hour},
-		Saga:     Saga{Lease: 30 * time.Second, BackoffBase: 500 * time.Millisecond, BackoffCap: time.Minute, InboxTTL: 7 * 24 * time.Hour},
-		Recovery: Recovery{BatchSize: 100, StuckAfter: 30 * time.Second, MaxRedrives: 20},
-		Redrive:  Redrive{MaxPerCall: 1000, LoopLimit: 3, MaxRate: 100},
-		Payment: Payment{Timeout: 2 * time.Second, MaxConcurrent: 16, BreakerThreshold: 5, BreakerOpenFor: 10 * time.Second,
-			DeclineAbove: 1_000_000},
+		Relay: Relay{BatchSize: DefaultRelayBatchSize, MaxAttempts: DefaultRelayMaxAttempts, Lease: DefaultRelayLease,
+			BackoffBase: DefaultRelayBackoffBase, BackoffCap: DefaultRelayBackoffCap, Shards: DefaultShards,
+			Budget: DefaultRelayBudget, Retention: DefaultOutboxRetention},
+		Saga:     Saga{Lease: DefaultSagaLease, BackoffBase: DefaultSagaBackoffBase, BackoffCap: DefaultSagaBackoffCap, InboxTTL: DefaultInboxTTL},
+		Recovery: Recovery{BatchSize: DefaultRecoveryBatchSize, StuckAfter: DefaultRecoveryStuckAfter, MaxRedrives: DefaultRecoveryMaxRedrives},
+		Redrive:  Redrive{MaxPerCall: DefaultRedriveMaxPerCall, LoopLimit: DefaultRedriveLoopLimit, MaxRate: DefaultRedriveMaxRate},
+		Payment: Payment{Timeout: DefaultPaymentTimeout, MaxConcurrent: DefaultPaymentMaxConcurrent,
+			BreakerThreshold: DefaultPaymentBreakerThreshold, BreakerOpenFor: DefaultPaymentBreakerOpenFor, DeclineAbove: 1_000_000},
 		Function: "local", LogLevel: "info", Metrics: "none",
 		Monitoring: Monitoring{Endpoint: "https://monitoring.api.cloud.yandex.net/monitoring/v2/data/write"},
 	}

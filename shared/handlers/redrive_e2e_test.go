@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"ordersaga/shared/config"
+	"ordersaga/shared/orchestrator"
 	"ordersaga/shared/queue"
 	"ordersaga/shared/saga"
 	"ordersaga/shared/yc"
@@ -73,7 +74,13 @@ func TestPoisonMessageToDLQThenRedriveProcessesItOnce(t *testing.T) {
 	// the saga's first message, already saved: that message would go to the
 	// DLQ too (ResolveFinished resolves it once the saga finished), and the
 	// poison step's own command would reach the queue through the relay.
-	s.app.Advancer.MaxChainSteps = -1
+	c := s.app.Advancer.Config()
+	c.MaxChainSteps = -1
+	adv, err := orchestrator.NewAdvancer(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.app.Advancer = adv
 	s.app.Advancer.Fault = func(step string, dir saga.Direction) error {
 		if broken && step == saga.StepReserveInventory {
 			return errors.New("inventory database unreachable (injected)")

@@ -48,8 +48,11 @@ func newAPI(t *testing.T) *apiEnv {
 	t.Cleanup(func() { _ = s.Close() })
 	e.store = s
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	svc := &orders.Service{Store: s, Now: func() time.Time { return t0 }, Log: log,
-		NewID: func() string { return fmt.Sprintf("id-%05d", e.ids.Add(1)) }}
+	svc, err := orders.New(orders.Config{Store: s, Now: func() time.Time { return t0 }, Log: log,
+		NewID: func() string { return fmt.Sprintf("id-%05d", e.ids.Add(1)) }})
+	if err != nil {
+		t.Fatal(err)
+	}
 	e.h = httpapi.NewHandler(httpapi.Deps{Orders: svc, Log: log,
 		Auth: identity.Tokens{"usr": {Subject: "bob", Role: identity.RoleUser}}})
 	return e

@@ -7,6 +7,7 @@ import (
 
 	"ordersaga/shared/apperr"
 	"ordersaga/shared/config"
+	"ordersaga/shared/orchestrator"
 	"ordersaga/shared/order"
 	"ordersaga/shared/payments"
 	"ordersaga/shared/resilience"
@@ -48,9 +49,11 @@ func TestShortOutageNeverCancelsAnOrder(t *testing.T) {
 			}},
 		Sleep: func(context.Context, time.Duration) error { return nil },
 	})
-	e.pay.Provider = payments.NewGuardedProvider(outageProvider{Provider: e.sim,
+	e.payVia.Provider = payments.NewGuardedProvider(outageProvider{Provider: e.sim,
 		down: func() bool { return e.clock.Now().Before(outageEnd) }}, policy)
-	e.adv.Backoff = resilience.Backoff{Base: def.Saga.BackoffBase, Cap: def.Saga.BackoffCap, Rand: resilience.NewRand(7)}
+	e.advWith(func(c *orchestrator.AdvancerConfig) {
+		c.Backoff = resilience.Backoff{Base: def.Saga.BackoffBase, Cap: def.Saga.BackoffCap, Rand: resilience.NewRand(7)}
+	})
 
 	var ids []string
 	for i := 0; i < def.Payment.BreakerThreshold; i++ {

@@ -47,11 +47,12 @@ func TestChainedCrashResumesThroughTheRealRelay_Review(t *testing.T) {
 		t.Fatal(err)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	rl := &relay.Relay{Store: e.store, Queue: q, Owner: "relay-1", Lease: 30 * time.Second, MaxAttempts: 10,
+	rl := must(relay.New(relay.Config{Store: e.store, Queue: q, Owner: "relay-1", Lease: 30 * time.Second, MaxAttempts: 10,
 		URLs:    map[string]string{outbox.DestSagaCommands: cmdURL, outbox.DestOrderEvents: evURL},
 		Backoff: resilience.Backoff{Base: time.Second, Cap: time.Minute, Rand: resilience.NewRand(3)},
-		Now:     e.clock.Now, NewID: e.adv.NewID, Log: log}
-	e.adv.Dispatcher, e.orders.Dispatcher = rl, rl
+		Now:     e.clock.Now, NewID: e.adv.Config().NewID, Log: log}))(t)
+	e.advWith(func(c *orchestrator.AdvancerConfig) { c.Dispatcher = rl })
+	e.orders = must(orders.New(orders.Config{Store: e.store, Dispatcher: rl, Now: e.clock.Now, NewID: e.adv.Config().NewID, Log: log}))(t)
 
 	const n = 4
 	var orderIDs []string

@@ -100,7 +100,7 @@ func TestDuplicatesAndReordering(t *testing.T) {
 func testDuplicatesAndReordering(t *testing.T, chainSteps int) {
 	run := func(c chaos) (*env, []order.Status) {
 		e := newEnv(t, envOpts{stock: map[string]int64{"sku-1": 6, "sku-2": 100}, seed: 5})
-		e.adv.MaxChainSteps = chainSteps
+		e.advWith(func(c *orchestrator.AdvancerConfig) { c.MaxChainSteps = chainSteps })
 		e.adv.Fault = faultAt(saga.StepProcessPayment, saga.Forward, errTransient, 3)
 		var ids []string
 		for i := 0; i < 12; i++ {
@@ -194,7 +194,7 @@ func TestRandomizedRun(t *testing.T) {
 			// Some sagas never hear their charge's answer: the provider has
 			// the money, the ledger does not, and the refund must find it.
 			doomed := map[string]bool{}
-			e.pay.Provider = &lossyCharges{Sim: e.sim, lose: func(key string) bool { return doomed[key] }}
+			e.payVia.Provider = &lossyCharges{Sim: e.sim, lose: func(key string) bool { return doomed[key] }}
 			const n = 220
 			for i := 0; i < n; i++ {
 				var items []order.Item

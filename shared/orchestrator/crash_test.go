@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"ordersaga/shared/config"
+	"ordersaga/shared/orchestrator"
 	"ordersaga/shared/saga"
 	"ordersaga/shared/triggers"
 )
@@ -42,7 +43,8 @@ func localRecoveryPeriod(t *testing.T) time.Duration {
 func TestCrashedRunnerResumesWithinALease(t *testing.T) {
 	e := newEnv(t, envOpts{stock: map[string]int64{"sku-1": 100}})
 	def := config.Default()
-	e.adv.Lease, e.rec.StuckAfter = def.Saga.Lease, def.Recovery.StuckAfter
+	e.advWith(func(c *orchestrator.AdvancerConfig) { c.Lease = def.Saga.Lease })
+	e.recWith(func(c *orchestrator.RecoveryConfig) { c.StuckAfter = def.Recovery.StuckAfter })
 	period := localRecoveryPeriod(t)
 	const orders, batch = 12, 10
 	for i := 0; i < orders; i++ {
@@ -73,7 +75,7 @@ func TestCrashedRunnerResumesWithinALease(t *testing.T) {
 	for tick := 0; e.unfinished() > 0; tick++ {
 		if elapsed := e.clock.Now().Sub(restart); elapsed > 45*time.Second {
 			t.Fatalf("%d of %d orders unfinished %s after the restart (lease %s, stuck after %s)",
-				e.unfinished(), orders, elapsed, e.adv.Lease, e.rec.StuckAfter)
+				e.unfinished(), orders, elapsed, e.adv.Config().Lease, e.rec.Config().StuckAfter)
 		}
 		var later []delivery
 		e.relay() // the relay publishes what a dead advancer left leased, once the lease lapsed

@@ -24,7 +24,7 @@ import (
 func TestRedriveMakesEveryOlderMessageStale(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, envOpts{stock: map[string]int64{"sku-1": 10}})
-	e.adv.MaxChainSteps = -1 // the per-message protocol: one step per delivered message
+	e.advWith(func(c *orchestrator.AdvancerConfig) { c.MaxChainSteps = -1 }) // the per-message protocol: one step per delivered message
 	refundFails := true
 	refunds := 0
 	e.adv.Fault = func(step string, dir saga.Direction) error {
@@ -66,7 +66,10 @@ func TestRedriveMakesEveryOlderMessageStale(t *testing.T) {
 		return err
 	})
 	refundFails = false
-	svc := &redrive.Service{Store: e.store, Now: e.clock.Now, NewID: e.adv.NewID}
+	svc, err := redrive.New(redrive.Config{Store: e.store, Now: e.clock.Now, NewID: e.adv.Config().NewID})
+	if err != nil {
+		t.Fatal(err)
+	}
 	rep, err := svc.Redrive(ctx, "operator", redrive.Selection{IDs: []string{dl.ID}})
 	if err != nil || rep.Redriven != 1 {
 		t.Fatalf("redrive: %+v %v", rep, err)

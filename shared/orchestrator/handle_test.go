@@ -32,7 +32,7 @@ func TestHandleAcknowledgesWithoutWork(t *testing.T) {
 	})
 	t.Run("stale, finished, busy", func(t *testing.T) {
 		e := newEnv(t, envOpts{stock: map[string]int64{"sku-1": 5}})
-		e.adv.MaxChainSteps = -1 // the per-message protocol: one step per delivered message
+		e.advWith(func(c *orchestrator.AdvancerConfig) { c.MaxChainSteps = -1 }) // the per-message protocol: one step per delivered message
 		_, sagaID := e.place(item("sku-1", 1, 10))
 		first := e.queue[0].msg
 		e.deliver(chaos{})
@@ -78,18 +78,43 @@ func TestHandleAcknowledgesWithoutWork(t *testing.T) {
 		}
 	})
 	t.Run("lost lease rolls the save back", func(t *testing.T) {
+		// process_payment calls a participant, so it runs under the lease
+		// (here taken by reserve_inventory's chained save); a usurper
+		// between its effect and its save makes the save fail.
 		e := newEnv(t, envOpts{stock: map[string]int64{"sku-1": 5}})
 		_, sagaID := e.place(item("sku-1", 1, 10))
-		e.adv.AfterStep = func(string, saga.Direction) error {
-			leaseBy(t, e, sagaID, "usurper", e.clock.Now().Add(time.Minute))
+		e.adv.AfterStep = func(step string, _ saga.Direction) error {
+			if step == saga.StepProcessPayment {
+				leaseBy(t, e, sagaID, "usurper", e.clock.Now().Add(time.Minute))
+			}
 			return nil
 		}
 		res, err := e.adv.Handle(ctx, e.queue[0].msg)
 		if err != nil || res.Status != orchestrator.StatusLostLease {
 			t.Fatalf("got %+v, %v; want lost_lease", res, err)
 		}
-		if s := e.saga(sagaID); s.LeaseOwner != "usurper" || len(e.trail(sagaID)) != 0 {
-			t.Errorf("the usurper's lease must stand and nothing be logged: %+v", s)
+		s := e.saga(sagaID)
+		if tr := e.trail(sagaID); s.LeaseOwner != "usurper" || s.Step != 2 || len(tr) != 2 {
+			t.Errorf("the usurper's lease must stand and process_payment not be logged: %+v, log %v", s, tr)
+		}
+	})
+	t.Run("an in-transaction first step leaves a taken lease alone", func(t *testing.T) {
+		// create_order runs inside its save transaction, which checks the
+		// lease itself (no lease transaction first): a saga leased by
+		// another advancer is busy, and nothing is written.
+		e := newEnv(t, envOpts{stock: map[string]int64{"sku-1": 5}})
+		_, sagaID := e.place(item("sku-1", 1, 10))
+		e.adv.AfterStep = func(string, saga.Direction) error {
+			leaseBy(t, e, sagaID, "usurper", e.clock.Now().Add(time.Minute))
+			return nil
+		}
+		before := e.saga(sagaID)
+		res, err := e.adv.Handle(ctx, e.queue[0].msg)
+		if err != nil || res.Status != orchestrator.StatusBusy {
+			t.Fatalf("got %+v, %v; want busy", res, err)
+		}
+		if s := e.saga(sagaID); s.LeaseOwner != "usurper" || s.Version != before.Version+1 || len(e.trail(sagaID)) != 0 {
+			t.Errorf("the usurper's lease must stand and nothing be written: %+v", s)
 		}
 	})
 }
@@ -141,7 +166,7 @@ func TestNextCommandRow(t *testing.T) {
 			t.Errorf("metadata %s = %q, want %q", k, row.Metadata[k], want)
 		}
 	}
-	if d := row.NextAttemptAt.Sub(start); d < 0 || d >= e.adv.Backoff.Ceiling(0)+time.Second {
+	if d := row.NextAttemptAt.Sub(start); d < 0 || d >= e.adv.Config().Backoff.Ceiling(0)+time.Second {
 		t.Errorf("retry due in %v, want within the first backoff ceiling", d)
 	}
 	if s := e.saga(sagaID); !s.NextAttemptAt.Equal(row.NextAttemptAt.Truncate(time.Microsecond)) || s.Attempts != 1 || s.LastError == "" {
@@ -154,7 +179,7 @@ func TestNextCommandRow(t *testing.T) {
 // runs the step; the others are told the saga is busy (or already moved on).
 func TestConcurrentDeliveriesRunOneStep(t *testing.T) {
 	e := newEnv(t, envOpts{stock: map[string]int64{"sku-1": 5}})
-	e.adv.MaxChainSteps = -1 // the per-message protocol: one step per delivered message
+	e.advWith(func(c *orchestrator.AdvancerConfig) { c.MaxChainSteps = -1 }) // the per-message protocol: one step per delivered message
 	_, sagaID := e.place(item("sku-1", 1, 10))
 	e.deliver(chaos{}) // finish one saga so the next one's message is the reserve step
 	_, sagaID = e.place(item("sku-1", 1, 10))
@@ -173,9 +198,14 @@ func TestConcurrentDeliveriesRunOneStep(t *testing.T) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			adv := *e.adv // same wiring, another instance
-			adv.Owner = fmt.Sprintf("instance-%d", i)
-			adv.Hooks = orchestrator.Hooks{}
+			c := e.adv.Config() // same wiring, another instance
+			c.Owner = fmt.Sprintf("instance-%d", i)
+			c.Hooks = orchestrator.Hooks{}
+			adv, err := orchestrator.NewAdvancer(c)
+			if err != nil {
+				errs[i] = err
+				return
+			}
 			var res orchestrator.Result
 			res, errs[i] = adv.Handle(context.Background(), m)
 			results[i] = res.Status

@@ -104,6 +104,7 @@ type env struct {
 	sim     *paymentsim.Sim
 	stock   *stock.Service
 	pay     *payments.Service
+	payVia  *switchProvider // the provider under pay; a test may switch it before the first order
 	adv     *orchestrator.Advancer
 	rec     *orchestrator.Recovery
 	orders  *orders.Service
@@ -139,12 +140,13 @@ func newEnv(t *testing.T, o envOpts) *env {
 	e := &env{t: t, store: st, clock: clk, sim: paymentsim.New(o.sim), disp: &recorder{store: st},
 		rnd: rand.New(rand.NewPCG(o.seed, 99)), initial: o.stock, orderOf: map[string]string{},
 		stats: map[orchestrator.Status]int{}, steps: map[string]int{}}
-	e.stock = &stock.Service{Store: st, Now: clk.Now}
+	e.stock = must(stock.New(stock.Config{Store: st, Now: clk.Now}))(t)
 	if err := e.stock.Seed(ctx, o.stock); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
-	e.pay = &payments.Service{Store: st, Provider: e.sim, Now: clk.Now}
-	e.adv = &orchestrator.Advancer{Store: st, Inventory: e.stock, Payments: e.pay, Dispatcher: e.disp,
+	e.payVia = &switchProvider{e.sim}
+	e.pay = must(payments.New(payments.Config{Store: st, Provider: e.payVia, Now: clk.Now}))(t)
+	e.adv, err = orchestrator.NewAdvancer(orchestrator.AdvancerConfig{Store: st, Inventory: e.stock, Payments: e.pay, Dispatcher: e.disp,
 		Now: clk.Now, NewID: newID, Owner: "adv-test", Lease: 30 * time.Second, Log: log,
 		Backoff: resilience.Backoff{Base: time.Second, Cap: 8 * time.Second, Rand: resilience.NewRand(o.seed)},
 		Hooks: orchestrator.Hooks{
@@ -152,11 +154,58 @@ func newEnv(t *testing.T, o envOpts) *env {
 			OnStep: func(step string, dir saga.Direction, out saga.Outcome) {
 				e.steps[fmt.Sprintf("%s/%s/%s", step, dir, out)]++
 			},
-		}}
-	e.rec = &orchestrator.Recovery{Store: st, Now: clk.Now, NewID: newID, StuckAfter: time.Minute,
-		Dispatcher: e.disp, Log: log}
-	e.orders = &orders.Service{Store: st, Dispatcher: e.disp, Now: clk.Now, NewID: newID, Log: log}
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.rec, err = orchestrator.NewRecovery(orchestrator.RecoveryConfig{Store: st, Now: clk.Now, NewID: newID, StuckAfter: time.Minute,
+		Dispatcher: e.disp, Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.orders = must(orders.New(orders.Config{Store: st, Dispatcher: e.disp, Now: clk.Now, NewID: newID, Log: log}))(t)
 	return e
+}
+
+// advWith rebuilds the advancer with change applied to its configuration,
+// keeping its test hooks.
+func (e *env) advWith(change func(*orchestrator.AdvancerConfig)) {
+	e.t.Helper()
+	c := e.adv.Config()
+	change(&c)
+	adv, err := orchestrator.NewAdvancer(c)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	adv.Fault, adv.AfterStep = e.adv.Fault, e.adv.AfterStep
+	e.adv = adv
+}
+
+// recWith rebuilds the recovery with change applied to its configuration.
+func (e *env) recWith(change func(*orchestrator.RecoveryConfig)) {
+	e.t.Helper()
+	c := e.rec.Config()
+	change(&c)
+	rec, err := orchestrator.NewRecovery(c)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.rec = rec
+}
+
+// switchProvider is the payment provider port with a provider a test can
+// switch (the payments service is built once, over this).
+type switchProvider struct{ payments.Provider }
+
+// must returns a constructor's result, failing the test on its error.
+func must[T any](v T, err error) func(t *testing.T) T {
+	return func(t *testing.T) T {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
 }
 
 // place creates an order through the order service and queues its first command.
@@ -223,7 +272,7 @@ func (e *env) deliver(c chaos) {
 		if _, err := e.adv.Handle(context.Background(), d.msg); err != nil {
 			d.msg.ReceiveCount++
 			e.queue = append(e.queue, d)
-			e.clock.Advance(e.adv.Lease + time.Second)
+			e.clock.Advance(e.adv.Config().Lease + time.Second)
 		}
 		e.pump()
 	}
@@ -277,7 +326,7 @@ func (e *env) settle(c chaos) {
 		if round > 50 {
 			e.t.Fatalf("%d sagas never finish", e.unfinished())
 		}
-		e.clock.Advance(e.adv.Lease + e.rec.StuckAfter + time.Second)
+		e.clock.Advance(e.adv.Config().Lease + e.rec.Config().StuckAfter + time.Second)
 		if _, err := e.rec.Run(context.Background()); err != nil {
 			e.t.Fatalf("recovery: %v", err)
 		}

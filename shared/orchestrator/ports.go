@@ -7,14 +7,20 @@ import (
 	"ordersaga/shared/inventory"
 	"ordersaga/shared/outbox"
 	"ordersaga/shared/saga"
+	"ordersaga/shared/store"
 )
 
-// Inventory is the stock participant (package stock implements it).
+// Inventory is the stock participant (package stock implements it). It
+// keeps its rows in the saga's own store, so its reservation runs inside
+// the step's save transaction.
 type Inventory interface {
-	// Reserve reserves lines for the saga, all or nothing. Errors: Rejected
-	// (out of stock, or already released), Invalid, Transient. Idempotent by
-	// saga id; safe for concurrent use.
-	Reserve(ctx context.Context, sagaID, orderID string, lines []inventory.Line) error
+	// ReserveIn reserves lines for the saga inside tx, all or nothing: the
+	// reservation commits or rolls back with tx. r is the saga's
+	// reservation as stored in tx (when there is one); outcome is its
+	// outcome: nil, Rejected (out of stock, or already released) or
+	// Invalid; err is a store failure (tx fails). Idempotent by saga id (a
+	// repeat returns the recorded outcome); safe for concurrent use.
+	ReserveIn(ctx context.Context, tx store.Tx, sagaID, orderID string, lines []inventory.Line, now time.Time) (r inventory.Reservation, outcome, err error)
 	// Release gives the saga's reserved stock back and reports whether the
 	// saga had any reserved (true again on a repeat); a release before any
 	// reservation blocks a later Reserve.

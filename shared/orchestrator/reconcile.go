@@ -29,7 +29,7 @@ var finalStatus = map[saga.State]struct {
 func (r *Recovery) listDiverged(ctx context.Context, tx store.Tx, rep *Report) ([]saga.Instance, error) {
 	var diverged []saga.Instance
 	for _, st := range []saga.State{saga.StateCompleted, saga.StateCompensated, saga.StateFailed} {
-		list, err := tx.ListSagasByState(ctx, st, time.Time{}, r.reconcileBatch())
+		list, err := tx.ListSagasByState(ctx, st, time.Time{}, r.c.ReconcileBatch)
 		if err != nil {
 			return nil, err
 		}
@@ -52,12 +52,12 @@ func (r *Recovery) listDiverged(ctx context.Context, tx store.Tx, rep *Report) (
 
 // repair sets one order's status to what its finished saga implies.
 func (r *Recovery) repair(ctx context.Context, sagaID string) ([]outbox.Event, bool, error) {
-	eventID := r.newID()
+	eventID := r.c.NewID()
 	var ev outbox.Event
 	var dispatch []outbox.Event
 	var ok bool
 	var from, to order.Status
-	err := r.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+	err := r.c.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		ok = false
 		now := r.now()
 		s, err := tx.GetSaga(ctx, sagaID)
@@ -82,7 +82,7 @@ func (r *Recovery) repair(ctx context.Context, sagaID string) ([]outbox.Event, b
 		if err := tx.UpdateOrder(ctx, o, prev); err != nil {
 			return err
 		}
-		ev, err = newOrderEvent(eventID, r.Shards, want.eventType, o, chain(s, nil), now, r.owner(), r.dispatchLease())
+		ev, err = newOrderEvent(eventID, r.c.Shards, want.eventType, o, chain(s, nil), now, r.c.Owner, r.c.DispatchLease)
 		if err != nil {
 			return err
 		}
@@ -99,19 +99,12 @@ func (r *Recovery) repair(ctx context.Context, sagaID string) ([]outbox.Event, b
 		return nil, false, err // not committed: nothing to dispatch
 	}
 	if ok {
-		lvl := r.log().Warn
+		lvl := r.c.Log.Warn
 		if from.Terminal() {
-			lvl = r.log().Error
+			lvl = r.c.Log.Error
 		}
 		lvl("order reconciled with its finished saga", "saga_id", sagaID, "order_id", ev.AggregateID,
 			"from", from, "to", to)
 	}
 	return dispatch, ok, nil
-}
-
-func (r *Recovery) reconcileBatch() int {
-	if r.ReconcileBatch > 0 {
-		return r.ReconcileBatch
-	}
-	return r.batch()
 }

@@ -6,6 +6,9 @@ import (
 	"log/slog"
 	"time"
 
+	"ordersaga/shared/apperr"
+	"ordersaga/shared/config"
+	"ordersaga/shared/dlq"
 	"ordersaga/shared/idempotency"
 	"ordersaga/shared/saga"
 	"ordersaga/shared/store"
@@ -14,17 +17,25 @@ import (
 // Recovery is the timer-driven safety net. One Run does a bounded amount of
 // each job: re-drive stuck sagas, release abandoned idempotency keys, delete
 // expired inbox entries, and reconcile orders with their finished sagas.
-// Fields are set once at wiring time; safe for concurrent use (concurrent
+// It is built once by NewRecovery; safe for concurrent use (concurrent
 // runs only race on conditional writes, and the loser skips the row).
 type Recovery struct {
+	c RecoveryConfig
+}
+
+// RecoveryConfig configures a Recovery. Store is required; every other
+// zero field takes its default (the Default* constants; those that have a
+// setting are config.Default()'s).
+type RecoveryConfig struct {
 	Store store.Store
-	Now   func() time.Time
-	// NewID makes outbox ids (random 128-bit hex if nil).
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// NewID makes outbox ids (default: random 128-bit hex).
 	NewID func() string
 	// StuckAfter is how long past its due time an idle saga (no lease) must
-	// be before it is re-driven (default DefaultStuckAfter, 30 s): long
-	// enough for a message in a healthy queue to arrive first, short enough
-	// that a message held by a consumer that died costs little. A saga whose
+	// be before it is re-driven (default DefaultStuckAfter): long enough
+	// for a message in a healthy queue to arrive first, short enough that
+	// a message held by a consumer that died costs little. A saga whose
 	// lease lapsed is re-driven without this wait.
 	StuckAfter time.Duration
 	// MaxRedrives is how many times in a row recovery re-drives a saga that
@@ -34,22 +45,81 @@ type Recovery struct {
 	MaxRedrives int
 	// LoopLimit is passed to dlq.Record for those dead letters (default dlq.DefaultLoopLimit).
 	LoopLimit int
-	// BatchSize bounds each job per run (default 100).
+	// BatchSize bounds each job per run (default DefaultBatchSize).
 	BatchSize int
 	// ReconcileBatch bounds the finished sagas checked per final state (default BatchSize).
 	ReconcileBatch int
 	// Dispatcher, if set, publishes re-drive commands right after commit.
 	Dispatcher Dispatcher
-	// DispatchLease keeps the relay off rows being dispatched (default 10 s).
+	// DispatchLease keeps the relay off rows being dispatched (default
+	// DefaultDispatchLease; 0 without a Dispatcher).
 	DispatchLease time.Duration
-	// Shards is the number of outbox shards (default 1).
+	// Shards is the number of outbox shards (default DefaultShards).
 	Shards int
-	// Owner names the recovery in outbox leases (default "sagarecovery").
+	// Owner names the recovery in outbox leases (default RecoveryOwner).
 	Owner string
-	Log   *slog.Logger
+	// Log is the logger (default slog.Default()).
+	Log *slog.Logger
 	// Steps is the step table, to name a saga's step (default CreateOrderSaga).
 	Steps Steps
 }
+
+// Defaults of RecoveryConfig. Those with a setting are config.Default()'s.
+const (
+	DefaultStuckAfter  = config.DefaultRecoveryStuckAfter  // RECOVERY_STUCK_AFTER
+	DefaultMaxRedrives = config.DefaultRecoveryMaxRedrives // RECOVERY_MAX_REDRIVES
+	DefaultBatchSize   = config.DefaultRecoveryBatchSize   // RECOVERY_BATCH_SIZE
+	// RecoveryOwner is the default owner of the rows recovery leases.
+	RecoveryOwner = "sagarecovery"
+)
+
+// NewRecovery builds a Recovery from cfg with its defaults applied.
+// Errors: Invalid when the Store is missing.
+func NewRecovery(cfg RecoveryConfig) (*Recovery, error) {
+	if cfg.Store == nil {
+		return nil, apperr.New(apperr.Invalid, "orchestrator: recovery needs a Store")
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.NewID == nil {
+		cfg.NewID = randomID
+	}
+	setDuration(&cfg.StuckAfter, DefaultStuckAfter)
+	if cfg.MaxRedrives <= 0 {
+		cfg.MaxRedrives = DefaultMaxRedrives
+	}
+	if cfg.LoopLimit <= 0 {
+		cfg.LoopLimit = dlq.DefaultLoopLimit
+	}
+	if cfg.BatchSize <= 0 {
+		cfg.BatchSize = DefaultBatchSize
+	}
+	if cfg.ReconcileBatch <= 0 {
+		cfg.ReconcileBatch = cfg.BatchSize
+	}
+	setDuration(&cfg.DispatchLease, DefaultDispatchLease)
+	if cfg.Dispatcher == nil {
+		cfg.DispatchLease = 0
+	}
+	if cfg.Shards <= 0 {
+		cfg.Shards = DefaultShards
+	}
+	if cfg.Owner == "" {
+		cfg.Owner = RecoveryOwner
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	if len(cfg.Steps) == 0 {
+		cfg.Steps = CreateOrderSaga
+	}
+	return &Recovery{c: cfg}, nil
+}
+
+// Config returns the recovery's configuration with its defaults applied
+// (to build another like it).
+func (r *Recovery) Config() RecoveryConfig { return r.c }
 
 // Report is the JSON outcome of one Run.
 type Report struct {
@@ -90,13 +160,13 @@ func (r *Recovery) Run(ctx context.Context) (Report, error) {
 	now := r.now()
 	var due, diverged []saga.Instance
 	var stale []idempotency.Record
-	err := r.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
+	err := r.c.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
 		rep.ReconcileChecked = 0
 		var err error
 		if due, err = r.listStuck(ctx, tx, now); err != nil {
 			return err
 		}
-		if stale, err = tx.ListStaleIdempotencyKeys(ctx, now, r.batch()); err != nil {
+		if stale, err = tx.ListStaleIdempotencyKeys(ctx, now, r.c.BatchSize); err != nil {
 			return err
 		}
 		diverged, err = r.listDiverged(ctx, tx, &rep)
@@ -122,10 +192,10 @@ func (r *Recovery) releaseKeys(ctx context.Context, rep *Report, listed []idempo
 		return nil
 	}
 	var n int
-	err := r.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+	err := r.c.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		n = 0
 		now := r.now()
-		stale, err := tx.ListStaleIdempotencyKeys(ctx, now, r.batch())
+		stale, err := tx.ListStaleIdempotencyKeys(ctx, now, r.c.BatchSize)
 		if err != nil {
 			return err
 		}
@@ -157,9 +227,9 @@ func staleKey(k idempotency.Record, now time.Time) bool {
 
 func (r *Recovery) deleteInbox(ctx context.Context, rep *Report) error {
 	var n int
-	err := r.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+	err := r.c.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		var err error
-		n, err = tx.DeleteExpiredInbox(ctx, r.now(), r.batch())
+		n, err = tx.DeleteExpiredInbox(ctx, r.now(), r.c.BatchSize)
 		return err
 	})
 	if err != nil {
@@ -169,51 +239,4 @@ func (r *Recovery) deleteInbox(ctx context.Context, rep *Report) error {
 	return nil
 }
 
-func (r *Recovery) now() time.Time {
-	if r.Now != nil {
-		return r.Now().UTC()
-	}
-	return time.Now().UTC()
-}
-
-func (r *Recovery) newID() string {
-	if r.NewID != nil {
-		return r.NewID()
-	}
-	return randomID()
-}
-
-func (r *Recovery) steps() Steps {
-	if len(r.Steps) > 0 {
-		return r.Steps
-	}
-	return CreateOrderSaga
-}
-
-func (r *Recovery) batch() int {
-	if r.BatchSize > 0 {
-		return r.BatchSize
-	}
-	return 100
-}
-
-func (r *Recovery) owner() string {
-	if r.Owner != "" {
-		return r.Owner
-	}
-	return "sagarecovery"
-}
-
-func (r *Recovery) dispatchLease() time.Duration {
-	if r.Dispatcher == nil {
-		return 0
-	}
-	return orDefault(r.DispatchLease, 10*time.Second)
-}
-
-func (r *Recovery) log() *slog.Logger {
-	if r.Log != nil {
-		return r.Log
-	}
-	return slog.Default()
-}
+func (r *Recovery) now() time.Time { return r.c.Now().UTC() }

@@ -31,7 +31,7 @@ func (e *env) runRecovery() orchestrator.Report {
 // (StuckAfter past due), and neither earlier.
 func TestRecoveryFinishesAbandonedSagas(t *testing.T) {
 	e := newEnv(t, envOpts{stock: map[string]int64{"sku-1": 10}})
-	e.adv.MaxChainSteps = -1 // the per-message protocol: one step per delivered message
+	e.advWith(func(c *orchestrator.AdvancerConfig) { c.MaxChainSteps = -1 }) // the per-message protocol: one step per delivered message
 	crashed := false
 	e.adv.AfterStep = func(step string, _ saga.Direction) error {
 		if step == saga.StepProcessPayment && !crashed {
@@ -67,14 +67,14 @@ func TestRecoveryFinishesAbandonedSagas(t *testing.T) {
 	}
 	// Saga 1's lease lapses: its advancer died mid-step, so it is re-driven
 	// at once (no StuckAfter wait); saga 2 is not stuck yet.
-	e.clock.Advance(e.adv.Lease + time.Second)
+	e.clock.Advance(e.adv.Config().Lease + time.Second)
 	if rep := e.runRecovery(); rep.Redriven != 1 || len(e.queue) != 1 {
 		t.Fatalf("want only saga 1 (lapsed lease) re-driven: %+v, queue %d", rep, len(e.queue))
 	}
 	if c, _ := saga.DecodeCommand(e.queue[0].msg.Body); c.SagaID != s1 {
 		t.Fatalf("re-drove %s, want saga 1", c.SagaID)
 	}
-	e.clock.Advance(e.rec.StuckAfter)
+	e.clock.Advance(e.rec.Config().StuckAfter)
 	// Saga 2 is stuck now; saga 1's re-drive is still undelivered, so it is
 	// stuck again and gets a second command with the same token.
 	if rep := e.runRecovery(); rep.Redriven != 2 || len(e.queue) != 3 {

@@ -46,7 +46,7 @@ func (r *Recovery) redrive(ctx context.Context, rep *Report, due []saga.Instance
 // the abandoned leases, whose NextAttemptAt is the time their step became
 // due, come first), filtered by stuck.
 func (r *Recovery) listStuck(ctx context.Context, tx store.Tx, now time.Time) ([]saga.Instance, error) {
-	list, err := tx.ListSagasDue(ctx, now, r.batch())
+	list, err := tx.ListSagasDue(ctx, now, r.c.BatchSize)
 	var due []saga.Instance
 	for _, s := range list {
 		if r.stuck(s, now) {
@@ -61,7 +61,7 @@ func (r *Recovery) stuck(s saga.Instance, now time.Time) bool {
 	if s.State.Finished() || s.LeaseUntil.After(now) {
 		return false
 	}
-	return s.LeaseOwner != "" || !s.NextAttemptAt.After(now.Add(-r.stuckAfter()))
+	return s.LeaseOwner != "" || !s.NextAttemptAt.After(now.Add(-r.c.StuckAfter))
 }
 
 // redriveOne re-checks one saga in a transaction and, if it is still stuck,
@@ -69,9 +69,9 @@ func (r *Recovery) stuck(s saga.Instance, now time.Time) bool {
 // MaxRedrives times without moving, fails it (see giveUp). gaveUp reports
 // the latter.
 func (r *Recovery) redriveOne(ctx context.Context, id string) (dispatch []outbox.Event, ok, gaveUp bool, err error) {
-	ids := ids{advance: r.newID(), orderEvent: r.newID(), deadLetter: r.newID()}
+	ids := ids{advance: r.c.NewID(), orderEvent: r.c.NewID(), deadLetter: r.c.NewID()}
 	var orderID string
-	err = r.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+	err = r.c.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		ok, gaveUp, dispatch = false, false, nil
 		now := r.now()
 		s, err := tx.GetSaga(ctx, id)
@@ -86,7 +86,7 @@ func (r *Recovery) redriveOne(ctx context.Context, id string) (dispatch []outbox
 		}
 		orderID = s.Data.OrderID
 		var events []outbox.Event
-		if s.Data.Redrives >= r.maxRedrives() {
+		if s.Data.Redrives >= r.c.MaxRedrives {
 			if events, err = r.giveUp(ctx, tx, s, ids, now); err != nil {
 				return err
 			}
@@ -99,7 +99,7 @@ func (r *Recovery) redriveOne(ctx context.Context, id string) (dispatch []outbox
 			if err := tx.UpdateSaga(ctx, s, prev); err != nil {
 				return err
 			}
-			events = []outbox.Event{newAdvanceEvent(ids.advance, r.Shards, saga.CommandFor(s, saga.ReasonRecovery), chain(s, nil), now, now, r.owner(), r.dispatchLease())}
+			events = []outbox.Event{newAdvanceEvent(ids.advance, r.c.Shards, saga.CommandFor(s, saga.ReasonRecovery), chain(s, nil), now, now, r.c.Owner, r.c.DispatchLease)}
 		}
 		if dispatch, err = insertEvents(ctx, tx, events); err != nil {
 			return err
@@ -117,10 +117,10 @@ func (r *Recovery) redriveOne(ctx context.Context, id string) (dispatch []outbox
 	}
 	switch {
 	case gaveUp:
-		r.log().Error("stuck saga failed: it did not advance after the maximum number of re-drives; dead letter written",
-			"saga_id", id, "order_id", orderID, "redrives", r.maxRedrives(), "error_type", ErrorTypeStuck)
+		r.c.Log.Error("stuck saga failed: it did not advance after the maximum number of re-drives; dead letter written",
+			"saga_id", id, "order_id", orderID, "redrives", r.c.MaxRedrives, "error_type", ErrorTypeStuck)
 	case ok:
-		r.log().Warn("stuck saga re-driven", "saga_id", id, "order_id", orderID)
+		r.c.Log.Warn("stuck saga re-driven", "saga_id", id, "order_id", orderID)
 	}
 	return dispatch, ok, gaveUp, nil
 }
@@ -133,7 +133,7 @@ func (r *Recovery) redriveOne(ctx context.Context, id string) (dispatch []outbox
 func (r *Recovery) giveUp(ctx context.Context, tx store.Tx, s saga.Instance, id ids, now time.Time) ([]outbox.Event, error) {
 	prev := s.Version
 	s.LastError = textcut.Cut(fmt.Sprintf("recovery gave up: the saga did not advance at %s after %d re-drives",
-		r.steps().Table().StepName(s), s.Data.Redrives), maxErrorText)
+		r.c.Steps.Table().StepName(s), s.Data.Redrives), maxErrorText)
 	s.State, s.FinishedAt, s.NextAttemptAt = saga.StateFailed, now, now
 	s.LeaseOwner, s.LeaseUntil, s.UpdatedAt, s.Version = "", time.Time{}, now, prev+1
 	meta := chain(s, nil)
@@ -141,7 +141,7 @@ func (r *Recovery) giveUp(ctx context.Context, tx store.Tx, s saga.Instance, id 
 	if err != nil {
 		return nil, err
 	}
-	if err := deadLetter(ctx, tx, s, ErrorTypeStuck, meta, id.deadLetter, r.LoopLimit, now); err != nil {
+	if err := deadLetter(ctx, tx, s, ErrorTypeStuck, meta, id.deadLetter, r.c.LoopLimit, now); err != nil {
 		return nil, err
 	}
 	if err := tx.UpdateSaga(ctx, s, prev); err != nil {
@@ -150,7 +150,7 @@ func (r *Recovery) giveUp(ctx context.Context, tx store.Tx, s saga.Instance, id 
 	if change == nil {
 		return nil, nil
 	}
-	e, err := newOrderEvent(id.orderEvent, r.Shards, change.eventType, change.order, meta, now, r.owner(), r.dispatchLease())
+	e, err := newOrderEvent(id.orderEvent, r.c.Shards, change.eventType, change.order, meta, now, r.c.Owner, r.c.DispatchLease)
 	if err != nil {
 		return nil, err
 	}
@@ -160,21 +160,6 @@ func (r *Recovery) giveUp(ctx context.Context, tx store.Tx, s saga.Instance, id 
 // ErrorTypeStuck is the error_type of the dead letter of a saga that
 // recovery gave up on (and the dlq_additions_total label it is counted under).
 const ErrorTypeStuck = "stuck"
-
-// DefaultMaxRedrives is Recovery.MaxRedrives's default.
-const DefaultMaxRedrives = 20
-
-func (r *Recovery) maxRedrives() int {
-	if r.MaxRedrives > 0 {
-		return r.MaxRedrives
-	}
-	return DefaultMaxRedrives
-}
-
-func (r *Recovery) stuckAfter() time.Duration { return orDefault(r.StuckAfter, DefaultStuckAfter) }
-
-// DefaultStuckAfter is Recovery.StuckAfter's default (RECOVERY_STUCK_AFTER).
-const DefaultStuckAfter = 30 * time.Second
 
 // forEach runs one per-saga repair (redriveOne or repair) for each saga,
 // notes each error, dispatches the rows they wrote for dispatch (those
@@ -192,9 +177,9 @@ func (r *Recovery) forEach(ctx context.Context, sagas []saga.Instance,
 		n++
 		events = append(events, dispatch...)
 	}
-	if len(events) > 0 && r.Dispatcher != nil {
+	if len(events) > 0 && r.c.Dispatcher != nil {
 		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		r.Dispatcher.Dispatch(dctx, events)
+		r.c.Dispatcher.Dispatch(dctx, events)
 		cancel()
 	}
 	return n

@@ -151,7 +151,7 @@ func TestFailureAtEveryStepCompensatesExactly(t *testing.T) {
 			e := newEnv(t, envOpts{stock: map[string]int64{"sku-1": 10, "sku-out": 0}, sim: tc.sim})
 			e.adv.Fault = tc.fault
 			if tc.provider != nil {
-				e.pay.Provider = tc.provider(e.sim)
+				e.payVia.Provider = tc.provider(e.sim)
 			}
 			orderID, sagaID := e.place(item(tc.sku, 2, tc.price))
 			e.deliver(chaos{})

@@ -13,15 +13,57 @@ import (
 	"ordersaga/shared/textcut"
 )
 
+// saved is what a step's save transaction recorded.
+type saved struct {
+	cur    saga.Instance // the saga the step ran on
+	res    Result
+	run    stepRun // with an InTx action's outcome (only known in the transaction)
+	d      decision
+	events []outbox.Event // rows to dispatch after commit
+	next   *chainNext     // the step left leased to this advancer (chaining)
+}
+
+// save records one step outcome of inst (the saga as this advancer last
+// wrote it: its lease, or the previous chained step's save) in one
+// transaction (saveIn). A concurrent writer of the saga fails it with
+// errLostLease.
+func (a *Advancer) save(ctx context.Context, inst saga.Instance, known Known, run stepRun, m Message, consumed *outbox.Event, carry bool) (saved, error) {
+	now := a.now()
+	id := a.ids()
+	var s saved
+	err := a.c.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		var err error
+		s, err = a.saveIn(ctx, tx, inst, known, run, m, consumed, carry, id, now)
+		return err
+	})
+	if apperr.Is(err, apperr.Conflict) && a.moved(ctx, inst) {
+		// Another write conflicted first (an order the new lease holder
+		// changed): the cause is still the lost lease.
+		err = errLostLease
+	}
+	if err != nil {
+		return saved{cur: inst, res: Result{SagaID: inst.ID, Step: run.name, Direction: run.dir}, run: run}, err
+	}
+	return s, nil
+}
+
 // ids are generated before the save transaction, which may run more than once.
 type ids struct{ advance, orderEvent, deadLetter string }
 
-// save records one step outcome in one transaction: it checks the lease is
-// still ours, claims the message in the inbox, runs an internal step,
-// applies the transition, appends the step log, writes the next command and
-// any order event, and on give-up fails the order and writes a dead letter.
+func (a *Advancer) ids() ids {
+	return ids{advance: a.c.NewID(), orderEvent: a.c.NewID(), deadLetter: a.c.NewID()}
+}
+
+// saveIn records one step outcome in tx: it runs an InTx action, applies
+// the transition, claims the message in the inbox, appends the step log,
+// writes the next command and any order event, and on give-up fails the
+// order and writes a dead letter.
 //
-// It returns the step's final outcome (an internal step's is only known here).
+// cur is the saga as this transaction or this invocation last saw it: it
+// is not read again. The version guard of UpdateSaga detects any other
+// writer (errLostLease) and rolls everything back. known holds the rows
+// earlier chained steps committed (see Known); the rows this step leaves
+// go to the next step with s.next.
 //
 // consumed, when set, is the command row the step ran for in place (step
 // chaining: m was never delivered): it is marked published here, in the
@@ -30,115 +72,96 @@ type ids struct{ advance, orderEvent, deadLetter string }
 // next command is written leased to this advancer and not dispatched: next
 // is returned, and the caller runs that step in place. If the caller dies,
 // the row is published when its lease lapses, so the saga resumes.
-func (a *Advancer) save(ctx context.Context, inst saga.Instance, run stepRun, m Message, consumed *outbox.Event, carry bool) (Result, stepRun, decision, []outbox.Event, *chainNext, error) {
-	now := a.now()
-	id := ids{advance: a.newID(), orderEvent: a.newID(), deadLetter: a.newID()}
-	var d decision
-	var events []outbox.Event
-	var res Result
-	var next *chainNext
-	final := run
-	err := a.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
-		events, next = nil, nil
-		r := run // afresh on every run of the closure
-		// cur is the saga as this invocation last wrote it (its lease, or
-		// the previous chained step's save): it is not read again. The
-		// version guard of UpdateSaga below detects any other writer (a
-		// lost lease), and rolls everything back.
-		cur := inst
-		var change *orderChange
-		var err error
-		if r.inTx != nil {
-			if change, err = runInTx(ctx, tx, cur, &r, now); err != nil {
-				return err
-			}
+func (a *Advancer) saveIn(ctx context.Context, tx store.Tx, cur saga.Instance, known Known, run stepRun, m Message, consumed *outbox.Event, carry bool, id ids, now time.Time) (saved, error) {
+	s := saved{cur: cur, run: run} // afresh on every run of the transaction
+	r := &s.run
+	var change *orderChange
+	var err error
+	if r.inTx != nil {
+		if change, err = runInTx(ctx, tx, a.participants(), &known, cur, r, now); err != nil {
+			return s, err
 		}
-		d = decide(cur, a.steps().Table(), r, now, retryPolicy{backoff: a.backoff(), waits: a.MaxBreakerWaits})
-		chained := carry && d.cmd != nil && !d.next.NextAttemptAt.After(now)
-		if chained {
-			// The save keeps the lease for the next step: no lease
-			// transaction per chained step.
-			d.next.LeaseOwner, d.next.LeaseUntil = a.owner(), now.Add(a.lease())
-		}
-		meta := chain(cur, m.Attributes)
-		if d.gaveUp {
-			if change, err = failOrder(ctx, tx, d.next, "compensation failed: "+d.next.LastError, now); err != nil {
-				return err
-			}
-			if err := deadLetter(ctx, tx, d.next, apperr.KindOf(r.err).String(), meta, id.deadLetter, a.LoopLimit, now); err != nil {
-				return err
-			}
-		}
-		seq, err := logSeq(ctx, tx, cur)
-		if err != nil {
-			return err
-		}
-		d.next.Data.LogSeq = seq
-		if err := tx.UpdateSaga(ctx, d.next, cur.Version); err != nil {
-			if apperr.Is(err, apperr.Conflict) || apperr.Is(err, apperr.NotFound) {
-				return errLostLease
-			}
-			return err
-		}
-		if err := tx.InsertInbox(ctx, InboxConsumer, m.EventID, now, now.Add(a.inboxTTL())); err != nil {
-			if apperr.Is(err, apperr.Conflict) {
-				return errDuplicate
-			}
-			return err
-		}
-		if err := appendLog(ctx, tx, cur, r, d, m, seq, now); err != nil {
-			return err
-		}
-		var cmdRow outbox.Event
-		if d.cmd != nil {
-			lease := a.dispatchLease()
-			if chained {
-				lease = a.lease() // not dispatched: published only if this advancer dies
-			}
-			cmdRow = newAdvanceEvent(id.advance, a.Shards, *d.cmd, meta, d.next.NextAttemptAt, now, a.owner(), lease)
-			events = append(events, cmdRow)
-		}
-		if change != nil {
-			e, err := newOrderEvent(id.orderEvent, a.Shards, change.eventType, change.order, meta, now, a.owner(), a.dispatchLease())
-			if err != nil {
-				return err
-			}
-			events = append(events, e)
-		}
-		if events, err = insertEvents(ctx, tx, events); err != nil {
-			return err
-		}
-		if consumed != nil {
-			// Last, after the reads of the outbox (insertEvents), so the
-			// deferred write goes with the commit.
-			if err := markConsumed(ctx, tx, *consumed, now); err != nil {
-				return err
-			}
-		}
-		if chained {
-			events = without(events, cmdRow.ID)
-			next = &chainNext{inst: d.next, row: cmdRow}
-		}
-		res = Result{Status: StatusProcessed, SagaID: cur.ID, Step: r.name, Direction: r.dir, Outcome: d.outcome, State: d.next.State}
-		final = r
-		return nil
-	})
-	if apperr.Is(err, apperr.Conflict) && a.moved(ctx, inst) {
-		// Another write conflicted first (an order the new lease holder
-		// changed): the cause is still the lost lease.
-		err = errLostLease
 	}
+	d := decide(cur, a.c.Steps.Table(), *r, now, retryPolicy{backoff: a.c.Backoff, waits: a.c.MaxBreakerWaits})
+	chained := carry && d.cmd != nil && !d.next.NextAttemptAt.After(now)
+	if chained {
+		// The save keeps the lease for the next step: no lease
+		// transaction per chained step.
+		d.next.LeaseOwner, d.next.LeaseUntil = a.c.Owner, now.Add(a.c.Lease)
+	}
+	meta := chain(cur, m.Attributes)
+	if d.gaveUp {
+		if change, err = failOrder(ctx, tx, d.next, "compensation failed: "+d.next.LastError, now); err != nil {
+			return s, err
+		}
+		known.order = nil
+		if err := deadLetter(ctx, tx, d.next, apperr.KindOf(r.err).String(), meta, id.deadLetter, a.c.LoopLimit, now); err != nil {
+			return s, err
+		}
+	}
+	seq, err := logSeq(ctx, tx, cur)
 	if err != nil {
-		return Result{SagaID: inst.ID, Step: run.name, Direction: run.dir}, run, d, nil, nil, err
+		return s, err
 	}
-	return res, final, d, events, next, nil
+	d.next.Data.LogSeq = seq
+	s.d = d
+	if err := tx.UpdateSaga(ctx, d.next, cur.Version); err != nil {
+		if apperr.Is(err, apperr.Conflict) || apperr.Is(err, apperr.NotFound) {
+			return s, errLostLease
+		}
+		return s, err
+	}
+	if err := tx.InsertInbox(ctx, InboxConsumer, m.EventID, now, now.Add(a.c.InboxTTL)); err != nil {
+		if apperr.Is(err, apperr.Conflict) {
+			return s, errDuplicate
+		}
+		return s, err
+	}
+	if err := appendLog(ctx, tx, cur, *r, d, m, seq, now); err != nil {
+		return s, err
+	}
+	var events []outbox.Event
+	var cmdRow outbox.Event
+	if d.cmd != nil {
+		lease := a.c.DispatchLease
+		if chained {
+			lease = a.c.Lease // not dispatched: published only if this advancer dies
+		}
+		cmdRow = newAdvanceEvent(id.advance, a.c.Shards, *d.cmd, meta, d.next.NextAttemptAt, now, a.c.Owner, lease)
+		events = append(events, cmdRow)
+	}
+	if change != nil {
+		e, err := newOrderEvent(id.orderEvent, a.c.Shards, change.eventType, change.order, meta, now, a.c.Owner, a.c.DispatchLease)
+		if err != nil {
+			return s, err
+		}
+		events = append(events, e)
+	}
+	if events, err = insertEvents(ctx, tx, events); err != nil {
+		return s, err
+	}
+	if consumed != nil {
+		// Last, after the reads of the outbox (insertEvents), so the
+		// deferred write goes with the commit.
+		if err := markConsumed(ctx, tx, *consumed, now); err != nil {
+			return s, err
+		}
+	}
+	if chained {
+		events = without(events, cmdRow.ID)
+		s.next = &chainNext{inst: d.next, row: cmdRow, known: known}
+	}
+	s.events = events
+	s.res = Result{Status: StatusProcessed, SagaID: cur.ID, Step: r.name, Direction: r.dir, Outcome: d.outcome, State: d.next.State}
+	return s, nil
 }
 
 // chainNext is the step a save left leased to this advancer: the saga as
-// saved, and the command row written for it.
+// saved, the command row written for it, and the rows known so far.
 type chainNext struct {
-	inst saga.Instance
-	row  outbox.Event
+	inst  saga.Instance
+	row   outbox.Event
+	known Known // rows the saved steps committed (see Known)
 }
 
 // markConsumed marks a command row that was consumed in place as published.
@@ -160,7 +183,7 @@ func markConsumed(ctx context.Context, tx store.Tx, row outbox.Event, now time.T
 // transaction of its own; false when it cannot tell).
 func (a *Advancer) moved(ctx context.Context, inst saga.Instance) bool {
 	var v int64
-	err := a.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
+	err := a.c.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
 		cur, err := tx.GetSaga(ctx, inst.ID)
 		v = cur.Version
 		return err
@@ -240,11 +263,4 @@ func deadLetter(ctx context.Context, tx store.Tx, inst saga.Instance, kind strin
 		CreatedAt: now, UpdatedAt: now, Version: 1,
 	}, loopLimit)
 	return err
-}
-
-func (a *Advancer) dispatchLease() time.Duration {
-	if a.Dispatcher == nil {
-		return 0
-	}
-	return orDefault(a.DispatchLease, 10*time.Second)
 }

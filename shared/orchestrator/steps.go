@@ -29,9 +29,28 @@ type Action struct {
 	// save was lost (a crash) is made again harmlessly.
 	Call func(ctx context.Context, p Participants, inst saga.Instance) Effect
 	// InTx runs inside the step's save transaction, atomically with the
-	// saga's new state (an order change). Its error is a store failure
-	// (the transaction fails); the step's own outcome is in the Effect.
-	InTx func(ctx context.Context, tx store.Tx, inst saga.Instance, now time.Time) (Effect, error)
+	// saga's new state (an order change, a reservation of the local stock
+	// participant). Its error is a store failure (the transaction fails);
+	// the step's own outcome is in the Effect.
+	InTx InTxFunc
+}
+
+// InTxFunc is an action that runs inside the step's save transaction. k
+// holds rows earlier steps of this invocation committed; the action may use
+// them instead of reading them, and records the rows it leaves.
+type InTxFunc func(ctx context.Context, tx store.Tx, p Participants, k *Known, inst saga.Instance, now time.Time) (Effect, error)
+
+// Known holds rows that earlier chained steps of this invocation committed
+// (read or written in their save transactions), so a later step of the
+// chain updates them without reading them again. Every such update expects
+// the version the earlier step saw: if anyone changed the row since, the
+// update fails with Conflict and the step's transaction with it (nothing is
+// decided on a stale row), and the step resumes from a fresh delivery,
+// which reads everything. A nil field is unknown; the zero Known knows
+// nothing (the first step of a message).
+type Known struct {
+	order       *order.Order
+	reservation *inventory.Reservation
 }
 
 // Effect is what an action did.
@@ -85,15 +104,16 @@ func (s Steps) action(i int, dir saga.Direction) Action {
 // steps are compensated, in reverse order. confirm_order is last so that
 // nothing after it can fail; uncompensatable actions (notifications) belong
 // after it, driven by the order.confirmed event. create_order,
-// confirm_order and cancel_order only change the order, inside the step's
-// save transaction.
+// confirm_order and cancel_order only change the order, and
+// reserve_inventory reserves stock of the local stock participant, inside
+// the step's save transaction.
 var CreateOrderSaga = Steps{
 	{StepDef: saga.StepDef{Name: saga.StepCreateOrder, Compensation: saga.StepCancelOrder,
 		Timeout: 5 * time.Second, MaxAttempts: 5, MaxCompensationAttempts: 10},
 		Do: Action{InTx: onOrder(saga.Forward, checkPending)}, Undo: Action{InTx: onOrder(saga.Compensate, cancelOrder)}},
 	{StepDef: saga.StepDef{Name: saga.StepReserveInventory, Compensation: saga.StepReleaseInventory,
 		Timeout: 5 * time.Second, MaxAttempts: 5, MaxCompensationAttempts: 10},
-		Do: Action{Call: reserve}, Undo: Action{Call: release}},
+		Do: Action{InTx: reserve}, Undo: Action{Call: release}},
 	{StepDef: saga.StepDef{Name: saga.StepProcessPayment, Compensation: saga.StepRefundPayment,
 		Timeout: 10 * time.Second, MaxAttempts: 5, MaxCompensationAttempts: 10},
 		Do: Action{Call: charge}, Undo: Action{Call: refund}},
@@ -106,12 +126,19 @@ var CreateOrderSaga = Steps{
 		Do: Action{InTx: onOrder(saga.Forward, confirm)}, Undo: Action{InTx: nothingToUndo}},
 }
 
-func reserve(ctx context.Context, p Participants, inst saga.Instance) Effect {
+// reserve is reserve_inventory: the reservation commits (or rolls back)
+// with the step's save, so it needs no transaction of its own. It stays
+// idempotent by saga id: a re-run finds the recorded reservation.
+func reserve(ctx context.Context, tx store.Tx, p Participants, k *Known, inst saga.Instance, now time.Time) (Effect, error) {
 	lines := make([]inventory.Line, len(inst.Data.Items))
 	for i, it := range inst.Data.Items {
 		lines[i] = inventory.Line{SKU: it.SKU, Quantity: it.Quantity}
 	}
-	return Effect{Err: p.Inventory.Reserve(ctx, inst.ID, inst.Data.OrderID, lines)}
+	r, outcome, err := p.Inventory.ReserveIn(ctx, tx, inst.ID, inst.Data.OrderID, lines, now)
+	if err == nil && r.ID == inst.ID {
+		k.reservation = &r
+	}
+	return Effect{Err: outcome}, err
 }
 
 func release(ctx context.Context, p Participants, inst saga.Instance) Effect {
@@ -131,13 +158,20 @@ func refund(ctx context.Context, p Participants, inst saga.Instance) Effect {
 }
 
 // orderFn is an InTx action on the saga's order.
-type orderFn func(ctx context.Context, tx store.Tx, inst saga.Instance, o order.Order, now time.Time) (Effect, error)
+type orderFn func(ctx context.Context, tx store.Tx, k *Known, inst saga.Instance, o order.Order, now time.Time) (Effect, error)
 
-// onOrder reads the saga's order for fn. A missing order fails a forward
-// step (Invalid) and is nothing to undo for a compensation.
-func onOrder(dir saga.Direction, fn orderFn) func(context.Context, store.Tx, saga.Instance, time.Time) (Effect, error) {
-	return func(ctx context.Context, tx store.Tx, inst saga.Instance, now time.Time) (Effect, error) {
-		o, err := tx.GetOrder(ctx, inst.Data.OrderID)
+// onOrder reads the saga's order for fn (unless an earlier chained step
+// left it in k) and records the order fn leaves in k. A missing order fails
+// a forward step (Invalid) and is nothing to undo for a compensation.
+func onOrder(dir saga.Direction, fn orderFn) InTxFunc {
+	return func(ctx context.Context, tx store.Tx, _ Participants, k *Known, inst saga.Instance, now time.Time) (Effect, error) {
+		var o order.Order
+		var err error
+		if k.order != nil && k.order.ID == inst.Data.OrderID {
+			o = *k.order
+		} else {
+			o, err = tx.GetOrder(ctx, inst.Data.OrderID)
+		}
 		if apperr.Is(err, apperr.NotFound) {
 			if dir == saga.Compensate {
 				return Effect{Skipped: true}, nil
@@ -147,13 +181,21 @@ func onOrder(dir saga.Direction, fn orderFn) func(context.Context, store.Tx, sag
 		if err != nil {
 			return Effect{}, err
 		}
-		return fn(ctx, tx, inst, o, now)
+		eff, err := fn(ctx, tx, k, inst, o, now)
+		switch {
+		case err != nil:
+		case eff.change != nil:
+			k.order = &eff.change.order
+		default:
+			k.order = &o
+		}
+		return eff, err
 	}
 }
 
 // checkPending is create_order: the API wrote the order with the saga, so
 // the step only checks it is still PENDING.
-func checkPending(_ context.Context, _ store.Tx, _ saga.Instance, o order.Order, _ time.Time) (Effect, error) {
+func checkPending(_ context.Context, _ store.Tx, _ *Known, _ saga.Instance, o order.Order, _ time.Time) (Effect, error) {
 	if o.Status != order.StatusPending {
 		return Effect{Err: apperr.New(apperr.Invalid, "order is %s, not PENDING", o.Status)}, nil
 	}
@@ -162,17 +204,25 @@ func checkPending(_ context.Context, _ store.Tx, _ saga.Instance, o order.Order,
 
 // cancelOrder is create_order's compensation: the order is CANCELLED (an
 // order already final is skipped).
-func cancelOrder(ctx context.Context, tx store.Tx, inst saga.Instance, o order.Order, now time.Time) (Effect, error) {
+func cancelOrder(ctx context.Context, tx store.Tx, _ *Known, inst saga.Instance, o order.Order, now time.Time) (Effect, error) {
 	return transition(ctx, tx, o, saga.Compensate, order.StatusCancelled, inst.Data.FailureReason, outbox.TypeOrderCancelled, now)
 }
 
 // confirm is confirm_order: the reserved units are sold in the transaction
-// that confirms.
-func confirm(ctx context.Context, tx store.Tx, inst saga.Instance, o order.Order, now time.Time) (Effect, error) {
+// that confirms (the reservation as reserve_inventory stored it, when that
+// step ran earlier in this invocation).
+func confirm(ctx context.Context, tx store.Tx, k *Known, inst saga.Instance, o order.Order, now time.Time) (Effect, error) {
 	if o.Status == order.StatusConfirmed {
 		return Effect{}, nil // confirmed by an earlier run; nothing more to do
 	}
-	if err := stock.Settle(ctx, tx, inst.ID, now); err != nil {
+	var err error
+	if r := k.reservation; r != nil && r.ID == inst.ID {
+		err = stock.SettleKnown(ctx, tx, *r, now)
+	} else {
+		err = stock.Settle(ctx, tx, inst.ID, now)
+	}
+	k.reservation = nil // settled (or refused): no longer as known
+	if err != nil {
 		if !apperr.Is(err, apperr.Invalid) {
 			return Effect{}, err
 		}
@@ -181,7 +231,7 @@ func confirm(ctx context.Context, tx store.Tx, inst saga.Instance, o order.Order
 	return transition(ctx, tx, o, saga.Forward, order.StatusConfirmed, "", outbox.TypeOrderConfirmed, now)
 }
 
-func nothingToUndo(context.Context, store.Tx, saga.Instance, time.Time) (Effect, error) {
+func nothingToUndo(context.Context, store.Tx, Participants, *Known, saga.Instance, time.Time) (Effect, error) {
 	return Effect{Skipped: true}, nil
 }
 
@@ -189,7 +239,7 @@ func nothingToUndo(context.Context, store.Tx, saga.Instance, time.Time) (Effect,
 // InTx action is left for the save transaction (run.inTx is set), unless
 // the Fault hook decides its outcome.
 func (a *Advancer) run(ctx context.Context, inst saga.Instance) (r stepRun) {
-	steps := a.steps()
+	steps := a.c.Steps
 	name, dir := stepName(steps.Table(), inst)
 	r = stepRun{name: name, dir: dir}
 	start := time.Now()
@@ -211,7 +261,7 @@ func (a *Advancer) run(ctx context.Context, inst saga.Instance) (r stepRun) {
 	}
 	sctx, cancel := context.WithTimeout(ctx, steps[inst.Step].Timeout)
 	defer cancel()
-	eff := act.Call(sctx, Participants{Inventory: a.Inventory, Payments: a.Payments}, inst)
+	eff := act.Call(sctx, a.participants(), inst)
 	r.err, r.skipped = eff.Err, eff.Skipped
 	return r
 }
@@ -225,8 +275,8 @@ type orderChange struct {
 // runInTx runs r's InTx action inside the save transaction. A store
 // failure is returned as err (the transaction fails); the step's own
 // outcome goes into r.
-func runInTx(ctx context.Context, tx store.Tx, inst saga.Instance, r *stepRun, now time.Time) (*orderChange, error) {
-	eff, err := r.inTx(ctx, tx, inst, now)
+func runInTx(ctx context.Context, tx store.Tx, p Participants, k *Known, inst saga.Instance, r *stepRun, now time.Time) (*orderChange, error) {
+	eff, err := r.inTx(ctx, tx, p, k, inst, now)
 	if err != nil {
 		return nil, err
 	}

@@ -30,12 +30,12 @@ func (e *env) deadLetters() []dlq.DeadLetter {
 // and later passes leave it alone — it does not loop forever.
 func TestRecoveryGivesUpOnASagaThatNeverAdvances(t *testing.T) {
 	e := newEnv(t, envOpts{stock: map[string]int64{"sku-1": 10}})
-	e.rec.MaxRedrives = 3
+	e.recWith(func(c *orchestrator.RecoveryConfig) { c.MaxRedrives = 3 })
 	orderID, sagaID := e.place(item("sku-1", 1, 100))
 	e.queue = nil // the first command is lost
 	redriven, gaveUp := 0, 0
 	for pass := 0; pass < 10; pass++ {
-		e.clock.Advance(e.rec.StuckAfter + e.adv.Lease)
+		e.clock.Advance(e.rec.Config().StuckAfter + e.adv.Config().Lease)
 		rep := e.runRecovery()
 		redriven += rep.Redriven
 		gaveUp += rep.GaveUp
@@ -68,12 +68,12 @@ func TestRecoveryGivesUpOnASagaThatNeverAdvances(t *testing.T) {
 // moving reset the count, so a saga that is only slow never fails.
 func TestRecoveryCountResetsWhenTheSagaMoves(t *testing.T) {
 	e := newEnv(t, envOpts{stock: map[string]int64{"sku-1": 10}})
-	e.adv.MaxChainSteps = -1 // the per-message protocol: one step per delivered message
-	e.rec.MaxRedrives = 1
+	e.advWith(func(c *orchestrator.AdvancerConfig) { c.MaxChainSteps = -1 }) // the per-message protocol: one step per delivered message
+	e.recWith(func(c *orchestrator.RecoveryConfig) { c.MaxRedrives = 1 })
 	orderID, sagaID := e.place(item("sku-1", 1, 100))
 	for step := 0; step < len(orchestrator.CreateOrderSaga); step++ {
 		e.queue = nil // this step's command is lost...
-		e.clock.Advance(e.rec.StuckAfter + e.adv.Lease)
+		e.clock.Advance(e.rec.Config().StuckAfter + e.adv.Config().Lease)
 		if rep := e.runRecovery(); rep.Redriven != 1 || rep.GaveUp != 0 {
 			t.Fatalf("step %d: %+v, want one re-drive", step, rep)
 		}

@@ -1,7 +1,6 @@
 package orchestrator
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"time"
@@ -9,7 +8,6 @@ import (
 	"ordersaga/shared/apperr"
 	"ordersaga/shared/resilience"
 	"ordersaga/shared/saga"
-	"ordersaga/shared/store"
 	"ordersaga/shared/textcut"
 )
 
@@ -21,7 +19,7 @@ type stepRun struct {
 	skipped bool // a compensation that had nothing to undo
 	// inTx is the InTx action left for the save transaction (nil: the
 	// step ran already, or the Fault hook decided its outcome).
-	inTx     func(context.Context, store.Tx, saga.Instance, time.Time) (Effect, error)
+	inTx     InTxFunc
 	duration time.Duration
 }
 
@@ -71,7 +69,7 @@ func decide(cur saga.Instance, steps saga.Table, r stepRun, now time.Time, pol r
 	// spent is how many attempts of this step reached the dependency: the
 	// breaker's refusals (Waits) advance the token but not the budget.
 	spent := cur.Attempts - cur.Data.Waits
-	if r.err != nil && refused(r.err) && cur.Data.Waits < pol.maxWaits() {
+	if r.err != nil && refused(r.err) && cur.Data.Waits < pol.waits {
 		// The call never left this process (breaker open, bulkhead full):
 		// wait for the breaker instead of spending an attempt, so a short
 		// provider outage never cancels an order.
@@ -154,21 +152,15 @@ func decide(cur saga.Instance, steps saga.Table, r stepRun, now time.Time, pol r
 type retryPolicy struct {
 	backoff resilience.Backoff
 	// waits bounds the breaker refusals one step may wait out without
-	// spending attempts (<= 0: DefaultMaxBreakerWaits).
+	// spending attempts (AdvancerConfig.MaxBreakerWaits).
 	waits int
 }
 
-// DefaultMaxBreakerWaits is Advancer.MaxBreakerWaits's default: with the
-// default 10 s open period, about 20 minutes of provider outage are waited
-// out before the breaker's refusals start to spend the step's attempts.
+// DefaultMaxBreakerWaits is AdvancerConfig.MaxBreakerWaits's default: with
+// the default 10 s open period, about 20 minutes of provider outage are
+// waited out before the breaker's refusals start to spend the step's
+// attempts.
 const DefaultMaxBreakerWaits = 120
-
-func (p retryPolicy) maxWaits() int {
-	if p.waits > 0 {
-		return p.waits
-	}
-	return DefaultMaxBreakerWaits
-}
 
 // waitFor is how long to wait after a refusal: the breaker's remaining open
 // time (RetryIn; 0 while its probe is in flight) plus a full-jitter sample of

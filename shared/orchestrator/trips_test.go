@@ -30,20 +30,6 @@ const (
 	idleTrips = 10
 )
 
-// stepCeilings hold the steps that miss stepTrips at what they need today,
-// so a regression still fails (docs/saga.md, "Store round trips"):
-//   - create_order is the first step of its message: the lease transaction
-//     (read + commit) must commit before any step runs;
-//   - reserve_inventory: the stock participant's own transaction costs 3
-//     (reservation read, stock read, commit), the save 1;
-//   - confirm_order: the order read, stock.Settle's reservation and stock
-//     reads, the order-event ordering check (EarliestPending) and the commit.
-var stepCeilings = map[string]int{
-	"create_order (forward)":      4,
-	"reserve_inventory (forward)": 4,
-	"confirm_order (forward)":     5,
-}
-
 // TestStepRoundTrips counts the YDB round trips of every step of a
 // confirmed order's chained saga (its lease, its effect and its save) and
 // of an idle recovery run, with the server-free recorder of ydbtrips.
@@ -95,12 +81,16 @@ func TestStepRoundTrips(t *testing.T) {
 		trips ydbtrips.Trips
 	}
 	var rows []row
-	onStep := a.Advancer.Hooks.OnStep
-	a.Advancer.Hooks.OnStep = func(step string, dir saga.Direction, o saga.Outcome) {
+	c := a.Advancer.Config()
+	onStep := c.Hooks.OnStep
+	c.Hooks.OnStep = func(step string, dir saga.Direction, o saga.Outcome) {
 		rows = append(rows, row{fmt.Sprintf("%s (%s)", step, dir), twin.Take()})
 		if onStep != nil {
 			onStep(step, dir, o)
 		}
+	}
+	if a.Advancer, err = orchestrator.NewAdvancer(c); err != nil {
+		t.Fatal(err)
 	}
 	twin.Take()
 	m := msgs[0]
@@ -115,12 +105,8 @@ func TestStepRoundTrips(t *testing.T) {
 	for _, r := range rows {
 		total += r.trips.Total()
 		t.Logf("saga step %-30s %2d round trips  %v", r.name, r.trips.Total(), r.trips.Texts)
-		limit := stepTrips
-		if c, ok := stepCeilings[r.name]; ok {
-			limit = c
-		}
-		if r.trips.Total() > limit {
-			t.Errorf("saga step %s: %d round trips, limit %d (target %d)", r.name, r.trips.Total(), limit, stepTrips)
+		if r.trips.Total() > stepTrips {
+			t.Errorf("saga step %s: %d round trips, target %d", r.name, r.trips.Total(), stepTrips)
 		}
 	}
 	t.Logf("whole chained saga: %d round trips", total)

@@ -4,13 +4,17 @@
 package orders
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
 	"time"
 
+	"github.com/google/uuid"
+
 	"ordersaga/shared/apperr"
+	"ordersaga/shared/config"
 	"ordersaga/shared/idempotency"
 	"ordersaga/shared/identity"
 	"ordersaga/shared/order"
@@ -25,25 +29,68 @@ type Dispatcher interface {
 	Dispatch(ctx context.Context, events []outbox.Event)
 }
 
-// Service implements the order use cases. Fields are set once at wiring time.
-type Service struct {
-	Store store.Store
+// Defaults of a Config's zero fields (config's values).
+const (
+	DefaultDispatchTimeout = config.DefaultDispatchTimeout
+	DefaultDispatchLease   = config.DefaultDispatchLease
+	DefaultShards          = config.DefaultShards // OUTBOX_SHARDS
+)
+
+// Config configures a Service (New). Zero fields take the defaults named.
+type Config struct {
+	Store store.Store // required
 	// Dispatcher is optional; without it the relay alone publishes.
 	Dispatcher Dispatcher
-	// DispatchTimeout bounds the fast path (default 2 s).
+	// DispatchTimeout bounds the fast path (default DefaultDispatchTimeout).
 	DispatchTimeout time.Duration
-	// DispatchLease keeps the relay off rows the request is dispatching itself (default 10 s).
+	// DispatchLease keeps the relay off rows the request is dispatching
+	// itself (default DefaultDispatchLease).
 	DispatchLease time.Duration
-	// Shards is the number of outbox shards (default 1).
+	// Shards is the number of outbox shards (default DefaultShards).
 	Shards int
-	Now    func() time.Time
-	NewID  func() string
-	Log    *slog.Logger
+	// Now is the clock (default time.Now); the Service reads it in UTC.
+	Now func() time.Time
+	// NewID names orders, sagas and outbox rows (default a random UUID).
+	NewID func() string
+	Log   *slog.Logger // default slog.Default()
 	// OnIdempotency observes each outcome: new, replayed, conflict, mismatch.
 	OnIdempotency func(outcome string)
 	// Steps names the saga's steps in the order view (the advancer's
 	// table: orchestrator.CreateOrderSaga.Table()).
 	Steps saga.Table
+}
+
+// Service implements the order use cases. It is built once by New and safe
+// for concurrent use.
+type Service struct {
+	cfg Config
+}
+
+// New returns a Service with cfg's zero fields set to their defaults. It
+// fails (apperr.Invalid) without a store or on a negative setting.
+func New(cfg Config) (*Service, error) {
+	if cfg.Store == nil {
+		return nil, apperr.New(apperr.Invalid, "orders.New: a store is required")
+	}
+	if cfg.DispatchTimeout < 0 || cfg.DispatchLease < 0 || cfg.Shards < 0 {
+		return nil, apperr.New(apperr.Invalid, "orders.New: settings must not be negative")
+	}
+	cfg.DispatchTimeout = cmp.Or(cfg.DispatchTimeout, DefaultDispatchTimeout)
+	cfg.DispatchLease = cmp.Or(cfg.DispatchLease, DefaultDispatchLease)
+	cfg.Shards = cmp.Or(cfg.Shards, DefaultShards)
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	cfg.Now = func() time.Time { return now().UTC() }
+	if cfg.NewID == nil {
+		cfg.NewID = uuid.NewString
+	}
+	cfg.Log = cmp.Or(cfg.Log, slog.Default())
+	if cfg.OnIdempotency == nil {
+		cfg.OnIdempotency = func(string) {}
+	}
+	return &Service{cfg: cfg}, nil
 }
 
 // CreateCommand is one POST /orders.
@@ -85,11 +132,11 @@ func (s *Service) Create(ctx context.Context, cmd CreateCommand) (Response, erro
 	var events []outbox.Event
 	for attempt := 0; ; attempt++ {
 		events = nil
-		err = s.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		err = s.cfg.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 			events = nil
 			// Read the clock inside the transaction: a request that waited
 			// for the writer must not stamp a lease that has already lapsed.
-			now := s.now()
+			now := s.cfg.Now()
 			existing, err := tx.GetIdempotencyKey(ctx, cmd.Caller.Subject, cmd.Key)
 			var prev *idempotency.Record
 			switch {
@@ -124,9 +171,9 @@ func (s *Service) Create(ctx context.Context, cmd CreateCommand) (Response, erro
 	if err != nil {
 		return Response{}, err
 	}
-	if len(events) > 0 && s.Dispatcher != nil {
-		dctx, cancel := context.WithTimeout(ctx, s.dispatchTimeout())
-		s.Dispatcher.Dispatch(dctx, events)
+	if len(events) > 0 && s.cfg.Dispatcher != nil {
+		dctx, cancel := context.WithTimeout(ctx, s.cfg.DispatchTimeout)
+		s.cfg.Dispatcher.Dispatch(dctx, events)
 		cancel()
 	}
 	return resp, nil
@@ -137,26 +184,23 @@ func isIdemErr(err error) bool {
 }
 
 func (s *Service) observe(resp Response, err error) {
-	if s.OnIdempotency == nil {
-		return
-	}
 	switch {
 	case errors.Is(err, idempotency.ErrFingerprintMismatch):
-		s.OnIdempotency("mismatch")
+		s.cfg.OnIdempotency("mismatch")
 	case errors.Is(err, idempotency.ErrInProgress):
-		s.OnIdempotency("conflict")
+		s.cfg.OnIdempotency("conflict")
 	case err != nil:
 	case resp.Replayed:
-		s.OnIdempotency("replayed")
+		s.cfg.OnIdempotency("replayed")
 	default:
-		s.OnIdempotency("new")
+		s.cfg.OnIdempotency("new")
 	}
 }
 
 // write stores the new order with its saga, outbox rows and completed key.
 func (s *Service) write(ctx context.Context, tx store.Tx, cmd CreateCommand, fp string, now time.Time, prev *idempotency.Record) (Response, []outbox.Event, error) {
-	o := order.New(s.NewID(), cmd.Caller.Subject, cmd.Key, cmd.Request, now)
-	inst := NewSaga(s.NewID(), o, cmd.Key, now)
+	o := order.New(s.cfg.NewID(), cmd.Caller.Subject, cmd.Key, cmd.Request, now)
+	inst := NewSaga(s.cfg.NewID(), o, cmd.Key, now)
 	o.SagaID = inst.ID
 	body, err := order.EventPayload(o)
 	if err != nil {
@@ -217,35 +261,14 @@ func (s *Service) newEvents(o order.Order, inst saga.Instance, cmd CreateCommand
 	if meta[outbox.AttrCorrelationID] == "" {
 		meta[outbox.AttrCorrelationID] = cmd.Key
 	}
-	advance := outbox.SagaAdvance(s.NewID(), saga.FirstCommand(inst.ID), meta)
-	created, err := outbox.OrderEvent(s.NewID(), outbox.TypeOrderCreated, o, meta)
+	advance := outbox.SagaAdvance(s.cfg.NewID(), saga.FirstCommand(inst.ID), meta)
+	created, err := outbox.OrderEvent(s.cfg.NewID(), outbox.TypeOrderCreated, o, meta)
 	if err != nil {
 		return nil, err
 	}
-	if s.Dispatcher != nil {
-		advance.LeaseOwner, advance.Lease = "api", s.dispatchLease()
-		created.LeaseOwner, created.Lease = "api", s.dispatchLease()
+	if s.cfg.Dispatcher != nil {
+		advance.LeaseOwner, advance.Lease = "api", s.cfg.DispatchLease
+		created.LeaseOwner, created.Lease = "api", s.cfg.DispatchLease
 	}
-	return []outbox.Event{advance.Pending(s.Shards, now), created.Pending(s.Shards, now)}, nil
-}
-
-func (s *Service) now() time.Time {
-	if s.Now != nil {
-		return s.Now().UTC()
-	}
-	return time.Now().UTC()
-}
-
-func (s *Service) dispatchTimeout() time.Duration {
-	if s.DispatchTimeout > 0 {
-		return s.DispatchTimeout
-	}
-	return 2 * time.Second
-}
-
-func (s *Service) dispatchLease() time.Duration {
-	if s.DispatchLease > 0 {
-		return s.DispatchLease
-	}
-	return 10 * time.Second
+	return []outbox.Event{advance.Pending(s.cfg.Shards, now), created.Pending(s.cfg.Shards, now)}, nil
 }

@@ -59,7 +59,7 @@ func NewView(o order.Order, inst *saga.Instance, history []saga.LogEntry, steps 
 // Anyone else gets NotFound, exactly as for a missing order, so ids cannot be probed.
 func (s *Service) Get(ctx context.Context, caller identity.Identity, id string) (View, error) {
 	var v View
-	err := s.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
+	err := s.cfg.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
 		o, err := tx.GetOrder(ctx, id)
 		if err != nil {
 			return err
@@ -81,7 +81,7 @@ func (s *Service) Get(ctx context.Context, caller identity.Identity, id string) 
 				return err
 			}
 		}
-		v = NewView(o, inst, hist, s.Steps)
+		v = NewView(o, inst, hist, s.cfg.Steps)
 		if inst != nil && inst.State == saga.StateFailed {
 			if d, err := tx.FindDeadLetter(ctx, dlq.SourceSaga, inst.ID); err == nil {
 				v.Correlation.DeadLetterID = d.ID

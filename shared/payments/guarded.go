@@ -1,9 +1,11 @@
 package payments
 
 import (
+	"cmp"
 	"context"
 	"time"
 
+	"ordersaga/shared/config"
 	"ordersaga/shared/resilience"
 )
 
@@ -51,19 +53,35 @@ func (g *Guarded) Refund(ctx context.Context, key, chargeKey string, amountMinor
 	return refunded && err == nil, err
 }
 
+// Defaults of a PolicyConfig's zero fields. Those with a variable are
+// config.Default()'s values.
+const (
+	DefaultName             = "payment"
+	DefaultMaxConcurrent    = config.DefaultPaymentMaxConcurrent    // PAYMENT_MAX_CONCURRENT
+	DefaultAttemptTimeout   = config.DefaultPaymentTimeout          // PAYMENT_TIMEOUT
+	DefaultBreakerThreshold = config.DefaultPaymentBreakerThreshold // PAYMENT_BREAKER_THRESHOLD
+	DefaultBreakerOpenFor   = config.DefaultPaymentBreakerOpenFor   // PAYMENT_BREAKER_OPEN_FOR
+	DefaultMaxAttempts      = 3
+	DefaultBackoffBase      = 100 * time.Millisecond
+	DefaultBackoffCap       = 2 * time.Second
+)
+
 // PolicyConfig configures NewPolicy. Zero fields take the defaults named.
 type PolicyConfig struct {
-	// Name labels the bulkhead and breaker (default "payment").
+	// Name labels the bulkhead and breaker (default DefaultName).
 	Name string
-	// MaxConcurrent is the bulkhead limit (default 16).
+	// MaxConcurrent is the bulkhead limit (default DefaultMaxConcurrent).
 	MaxConcurrent int
-	// Breaker configures the circuit breaker (resilience defaults apply).
+	// Breaker configures the circuit breaker: a zero FailureThreshold or
+	// OpenTimeout takes DefaultBreakerThreshold or DefaultBreakerOpenFor,
+	// the other fields the resilience defaults.
 	Breaker resilience.BreakerConfig
-	// MaxAttempts per call, first included (default 3).
+	// MaxAttempts per call, first included (default DefaultMaxAttempts).
 	MaxAttempts int
-	// Backoff between attempts (default 100 ms doubling to 2 s, full jitter).
+	// Backoff between attempts (a zero Base takes DefaultBackoffBase and
+	// DefaultBackoffCap; full jitter).
 	Backoff resilience.Backoff
-	// AttemptTimeout bounds each attempt (default 3 s).
+	// AttemptTimeout bounds each attempt (default DefaultAttemptTimeout).
 	AttemptTimeout time.Duration
 	// Sleep waits between attempts (default resilience.SleepContext); tests inject it.
 	Sleep func(ctx context.Context, d time.Duration) error
@@ -75,20 +93,24 @@ type PolicyConfig struct {
 
 // NewPolicy builds the payment provider's policy from cfg.
 func NewPolicy(cfg PolicyConfig) *resilience.Policy {
-	if cfg.Name == "" {
-		cfg.Name = "payment"
-	}
+	cfg.Name = cmp.Or(cfg.Name, DefaultName)
 	if cfg.MaxConcurrent <= 0 {
-		cfg.MaxConcurrent = 16
+		cfg.MaxConcurrent = DefaultMaxConcurrent
 	}
 	if cfg.MaxAttempts <= 0 {
-		cfg.MaxAttempts = 3
+		cfg.MaxAttempts = DefaultMaxAttempts
 	}
 	if cfg.Backoff.Base <= 0 {
-		cfg.Backoff.Base, cfg.Backoff.Cap = 100*time.Millisecond, 2*time.Second
+		cfg.Backoff.Base, cfg.Backoff.Cap = DefaultBackoffBase, DefaultBackoffCap
 	}
 	if cfg.AttemptTimeout <= 0 {
-		cfg.AttemptTimeout = 3 * time.Second
+		cfg.AttemptTimeout = DefaultAttemptTimeout
+	}
+	if cfg.Breaker.FailureThreshold <= 0 {
+		cfg.Breaker.FailureThreshold = DefaultBreakerThreshold
+	}
+	if cfg.Breaker.OpenTimeout <= 0 {
+		cfg.Breaker.OpenTimeout = DefaultBreakerOpenFor
 	}
 	bh := resilience.NewBulkhead(cfg.Name, cfg.MaxConcurrent)
 	bh.OnReject = cfg.OnReject

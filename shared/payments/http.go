@@ -2,6 +2,7 @@ package payments
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"io"
@@ -16,16 +17,34 @@ import (
 // maxResponseBytes bounds how much of a provider answer is read.
 const maxResponseBytes = 64 << 10
 
+// HTTPConfig configures an HTTPProvider (NewHTTPProvider).
+type HTTPConfig struct {
+	// BaseURL is the provider's root, e.g. "http://127.0.0.1:8081" (required).
+	BaseURL string
+	// Client is the HTTP client (default http.DefaultClient).
+	Client *http.Client
+	// Now parses Retry-After dates (default time.Now).
+	Now func() time.Time
+}
+
 // HTTPProvider calls the provider's JSON API (see wire.go). It makes exactly
 // one HTTP request per call: wrap it with NewGuardedProvider for retries,
 // breaker, bulkhead and per-attempt timeouts. Safe for concurrent use.
 type HTTPProvider struct {
-	// BaseURL is the provider's root, e.g. "http://127.0.0.1:8081".
-	BaseURL string
-	// Client is the HTTP client; http.DefaultClient if nil.
-	Client *http.Client
-	// Now parses Retry-After dates; time.Now if nil.
-	Now func() time.Time
+	cfg HTTPConfig
+}
+
+// NewHTTPProvider returns a provider client for cfg. It fails
+// (apperr.Invalid) without a BaseURL.
+func NewHTTPProvider(cfg HTTPConfig) (*HTTPProvider, error) {
+	if cfg.BaseURL == "" {
+		return nil, apperr.New(apperr.Invalid, "payments.NewHTTPProvider: a base URL is required")
+	}
+	cfg.Client = cmp.Or(cfg.Client, http.DefaultClient)
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &HTTPProvider{cfg: cfg}, nil
 }
 
 var _ Provider = (*HTTPProvider)(nil)
@@ -70,13 +89,13 @@ func (h *HTTPProvider) post(ctx context.Context, op, path, key string, in, out a
 	if err != nil {
 		return 0, apperr.Wrap(apperr.Internal, err, "%s: encode request", op)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(h.BaseURL, "/")+path, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(h.cfg.BaseURL, "/")+path, bytes.NewReader(body))
 	if err != nil {
 		return 0, apperr.Wrap(apperr.Invalid, err, "%s: build request", op)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(HeaderIdempotencyKey, key)
-	resp, err := h.client().Do(req)
+	resp, err := h.cfg.Client.Do(req)
 	if err != nil {
 		// The request may or may not have reached the provider: the outcome is
 		// unknown, and repeating it with the same key is safe.
@@ -96,7 +115,7 @@ func (h *HTTPProvider) post(ctx context.Context, op, path, key string, in, out a
 		}
 		return c, nil
 	}
-	he := resilience.NewHTTPStatusError(op, resp.StatusCode, resp.Header.Get("Retry-After"), h.now())
+	he := resilience.NewHTTPStatusError(op, resp.StatusCode, resp.Header.Get("Retry-After"), h.cfg.Now())
 	if resp.StatusCode == http.StatusConflict || resp.StatusCode == http.StatusTooEarly {
 		// A request with this idempotency key is still being processed by
 		// the provider (IETF Idempotency-Key draft): its outcome is unknown.
@@ -112,18 +131,4 @@ func (h *HTTPProvider) post(ctx context.Context, op, path, key string, in, out a
 	var e ErrorResponse
 	_ = json.Unmarshal(raw, &e) // best effort: the text only enriches the message
 	return 0, apperr.Wrap(apperr.Invalid, he, "%s: provider refused the request: %s", op, e.Error)
-}
-
-func (h *HTTPProvider) client() *http.Client {
-	if h.Client != nil {
-		return h.Client
-	}
-	return http.DefaultClient
-}
-
-func (h *HTTPProvider) now() time.Time {
-	if h.Now != nil {
-		return h.Now()
-	}
-	return time.Now()
 }

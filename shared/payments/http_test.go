@@ -20,7 +20,11 @@ func serve(t *testing.T, h http.Handler) *payments.HTTPProvider {
 	t.Helper()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	return &payments.HTTPProvider{BaseURL: srv.URL, Client: srv.Client(), Now: func() time.Time { return t0 }}
+	p, err := payments.NewHTTPProvider(payments.HTTPConfig{BaseURL: srv.URL, Client: srv.Client(), Now: func() time.Time { return t0 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
 
 func TestHTTPProviderAgainstSimulator(t *testing.T) {

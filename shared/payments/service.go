@@ -9,13 +9,32 @@ import (
 	"ordersaga/shared/store"
 )
 
-// Service is the payment participant: the ledger in front of the provider.
-// Fields are set once at wiring time; safe for concurrent use.
-type Service struct {
-	Store    store.Store
-	Provider Provider
-	// Now is the clock; time.Now if nil.
+// Config configures a Service (New).
+type Config struct {
+	Store    store.Store // required
+	Provider Provider    // required (NewGuardedProvider in production)
+	// Now is the clock (default time.Now); the Service reads it in UTC.
 	Now func() time.Time
+}
+
+// Service is the payment participant: the ledger in front of the provider.
+// It is built once by New and safe for concurrent use.
+type Service struct {
+	cfg Config
+}
+
+// New returns a Service over cfg's store and provider. It fails
+// (apperr.Invalid) without either.
+func New(cfg Config) (*Service, error) {
+	if cfg.Store == nil || cfg.Provider == nil {
+		return nil, apperr.New(apperr.Invalid, "payments.New: a store and a provider are required")
+	}
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	cfg.Now = func() time.Time { return now().UTC() }
+	return &Service{cfg: cfg}, nil
 }
 
 // voidReason marks the ledger's charge entry written when a refund found no
@@ -42,9 +61,9 @@ func (s *Service) Charge(ctx context.Context, sagaID, orderID string, amountMino
 		}
 		return chargeOutcome(e)
 	}
-	ref, perr := s.Provider.Charge(ctx, id, amountMinor, currency)
+	ref, perr := s.cfg.Provider.Charge(ctx, id, amountMinor, currency)
 	e := payment.Entry{ID: id, SagaID: sagaID, OrderID: orderID, Kind: payment.Charge,
-		AmountMinor: amountMinor, Currency: currency, Status: payment.Succeeded, ProviderRef: ref, CreatedAt: s.now()}
+		AmountMinor: amountMinor, Currency: currency, Status: payment.Succeeded, ProviderRef: ref, CreatedAt: s.cfg.Now()}
 	switch {
 	case perr == nil:
 	case apperr.Is(perr, apperr.Rejected):
@@ -52,7 +71,7 @@ func (s *Service) Charge(ctx context.Context, sagaID, orderID string, amountMino
 	default:
 		return unknownOutcome(perr, "payments: charge")
 	}
-	err := s.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertPayment(ctx, e) })
+	err := s.cfg.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertPayment(ctx, e) })
 	if apperr.Is(err, apperr.Conflict) {
 		// A concurrent run recorded it first (the provider gave it the same answer).
 		stored, ok, gerr := s.get(ctx, id)
@@ -98,14 +117,14 @@ func (s *Service) Refund(ctx context.Context, sagaID, orderID string, amountMino
 		}
 		amountMinor, currency = charge.AmountMinor, charge.Currency
 	}
-	refunded, perr := s.Provider.Refund(ctx, refundID, chargeID, amountMinor, currency)
+	refunded, perr := s.cfg.Provider.Refund(ctx, refundID, chargeID, amountMinor, currency)
 	if perr != nil {
 		if apperr.Is(perr, apperr.Invalid) || apperr.Is(perr, apperr.Rejected) {
 			return false, apperr.Wrap(apperr.Invalid, perr, "payments: refund refused")
 		}
 		return false, unknownOutcome(perr, "payments: refund")
 	}
-	now := s.now()
+	now := s.cfg.Now()
 	var entries []payment.Entry
 	switch {
 	case charged && !refunded:
@@ -122,7 +141,7 @@ func (s *Service) Refund(ctx context.Context, sagaID, orderID string, amountMino
 		entries = append(entries, payment.Entry{ID: refundID, SagaID: sagaID, OrderID: orderID, Kind: payment.Refund,
 			AmountMinor: amountMinor, Currency: currency, Status: payment.Succeeded, CreatedAt: now})
 	}
-	err = s.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+	err = s.cfg.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		for _, e := range entries {
 			if err := tx.InsertPayment(ctx, e); err != nil {
 				return err
@@ -139,7 +158,7 @@ func (s *Service) Refund(ctx context.Context, sagaID, orderID string, amountMino
 
 // Totals returns the sums of succeeded charges and refunds in the ledger.
 func (s *Service) Totals(ctx context.Context) (charged, refunded int64, err error) {
-	err = s.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
+	err = s.cfg.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
 		charged, refunded, err = tx.PaymentTotals(ctx)
 		return err
 	})
@@ -148,7 +167,7 @@ func (s *Service) Totals(ctx context.Context) (charged, refunded int64, err erro
 
 // get reads one ledger entry; ok is false when it does not exist.
 func (s *Service) get(ctx context.Context, id string) (e payment.Entry, ok bool, err error) {
-	err = s.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
+	err = s.cfg.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
 		var gerr error
 		e, gerr = tx.GetPayment(ctx, id)
 		return gerr
@@ -176,11 +195,4 @@ func unknownOutcome(err error, op string) error {
 		return err
 	}
 	return apperr.Wrap(apperr.Transient, err, "%s: outcome unknown", op)
-}
-
-func (s *Service) now() time.Time {
-	if s.Now != nil {
-		return s.Now().UTC()
-	}
-	return time.Now().UTC()
 }

@@ -2,34 +2,47 @@ package payments_test
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"ordersaga/shared/apperr"
+	"ordersaga/shared/config"
 	"ordersaga/shared/payment"
 	"ordersaga/shared/payments"
 	"ordersaga/shared/paymentsim"
+	"ordersaga/shared/resilience"
 	"ordersaga/shared/sqlitestore"
 	"ordersaga/shared/store"
 )
 
 var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
-func newLedger(t *testing.T, p payments.Provider) *payments.Service {
+// ledger is a payment service with the store under it.
+type ledger struct {
+	*payments.Service
+	store store.Store
+}
+
+func newLedger(t *testing.T, p payments.Provider) ledger {
 	t.Helper()
 	st, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "pay.db"), sqlitestore.Options{})
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
 	t.Cleanup(func() { st.Close() })
-	return &payments.Service{Store: st, Provider: p, Now: func() time.Time { return t0 }}
+	s, err := payments.New(payments.Config{Store: st, Provider: p, Now: func() time.Time { return t0 }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ledger{s, st}
 }
 
-func entry(t *testing.T, s *payments.Service, id string) (payment.Entry, bool) {
+func entry(t *testing.T, s ledger, id string) (payment.Entry, bool) {
 	t.Helper()
 	var e payment.Entry
-	err := s.Store.View(context.Background(), func(ctx context.Context, tx store.Tx) error {
+	err := s.store.View(context.Background(), func(ctx context.Context, tx store.Tx) error {
 		var err error
 		e, err = tx.GetPayment(ctx, id)
 		return err
@@ -43,7 +56,7 @@ func entry(t *testing.T, s *payments.Service, id string) (payment.Entry, bool) {
 	return e, true
 }
 
-func wantTotals(t *testing.T, s *payments.Service, charged, refunded int64) {
+func wantTotals(t *testing.T, s ledger, charged, refunded int64) {
 	t.Helper()
 	c, r, err := s.Totals(context.Background())
 	if err != nil || c != charged || r != refunded {
@@ -215,5 +228,40 @@ func TestChargeInProgressAtProviderIsTransientAndUnrecorded(t *testing.T) {
 	}
 	if _, ok := entry(t, s, payment.EntryID("saga-409", payment.Charge)); ok {
 		t.Error("a ledger entry was written for an unknown outcome")
+	}
+}
+
+// The policy's zero fields take config.Default()'s values (the attempt
+// timeout used to be 3 s against PAYMENT_TIMEOUT's 2 s).
+func TestPolicyDefaultsAreConfigDefaults(t *testing.T) {
+	p := payments.NewPolicy(payments.PolicyConfig{})
+	if got, want := p.AttemptTimeout, config.Default().Payment.Timeout; got != want {
+		t.Errorf("AttemptTimeout = %v, want PAYMENT_TIMEOUT's default %v", got, want)
+	}
+	// The breaker opens after PAYMENT_BREAKER_THRESHOLD's default failures
+	// and stays open PAYMENT_BREAKER_OPEN_FOR's default (not the breaker's own 30 s).
+	p = payments.NewPolicy(payments.PolicyConfig{Breaker: resilience.BreakerConfig{Now: func() time.Time { return t0 }}})
+	fail := func(context.Context) error { return apperr.New(apperr.Transient, "down") }
+	for i := 0; i < config.Default().Payment.BreakerThreshold; i++ {
+		if p.Breaker.State() != resilience.StateClosed {
+			t.Fatalf("open after %d failures", i)
+		}
+		_ = p.Breaker.Execute(context.Background(), fail)
+	}
+	var open *resilience.OpenError
+	if err := p.Breaker.Execute(context.Background(), fail); !errors.As(err, &open) {
+		t.Fatalf("after the threshold: %v, want an open breaker", err)
+	}
+	if got, want := open.RetryIn, config.Default().Payment.BreakerOpenFor; got != want {
+		t.Errorf("open for %v, want %v", got, want)
+	}
+}
+
+func TestNewRefusesAMissingPort(t *testing.T) {
+	if s, err := payments.New(payments.Config{Provider: paymentsim.New(paymentsim.Config{})}); s != nil || !apperr.Is(err, apperr.Invalid) {
+		t.Errorf("no store: New = %v, %v; want Invalid", s, err)
+	}
+	if p, err := payments.NewHTTPProvider(payments.HTTPConfig{}); p != nil || !apperr.Is(err, apperr.Invalid) {
+		t.Errorf("no base URL: NewHTTPProvider = %v, %v; want Invalid", p, err)
 	}
 }

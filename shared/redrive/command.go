@@ -89,7 +89,7 @@ func DecodeCommand(raw []byte) (Command, error) {
 
 // DecodeCommand is the package DecodeCommand with this service's limits.
 func (s *Service) DecodeCommand(raw []byte) (Command, error) {
-	return decodeCommand(raw, s.limits())
+	return decodeCommand(raw, s.lim)
 }
 
 func decodeCommand(raw []byte, lim limits) (Command, error) {

@@ -142,7 +142,7 @@ func TestDecodeCommandAccepts(t *testing.T) {
 }
 
 func TestServiceLimitsApplyToCommands(t *testing.T) {
-	s := &Service{MaxPerCall: 5, MaxRate: 1}
+	s := newFixture(t).service(t, func(c *Config) { c.MaxPerCall, c.MaxRate = 5, 1 })
 	_, err := s.DecodeCommand([]byte(`{"action":"redrive","actor":"ops","all":true,"max":6,"rate_per_sec":2}`))
 	if !hasPointer(err, "/max") || !hasPointer(err, "/rate_per_sec") {
 		t.Fatalf("err = %v %v", err, apperr.Fields(err))

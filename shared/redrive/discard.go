@@ -168,10 +168,10 @@ func (s *Service) Purge(ctx context.Context, actor string, olderThan time.Durati
 		fields = append(fields, apperr.FieldError{Pointer: "/older_than", Detail: "must be at least 24h"})
 	}
 	if max == 0 {
-		max = min(DefaultMax, s.maxPerCall())
+		max = min(DefaultMax, s.cfg.MaxPerCall)
 	}
-	if max < 1 || max > s.maxPerCall() {
-		fields = append(fields, apperr.FieldError{Pointer: "/max", Detail: fmt.Sprintf("must be between 1 and %d", s.maxPerCall())})
+	if max < 1 || max > s.cfg.MaxPerCall {
+		fields = append(fields, apperr.FieldError{Pointer: "/max", Detail: fmt.Sprintf("must be between 1 and %d", s.cfg.MaxPerCall)})
 	}
 	if err := checkActor(actor); err != nil {
 		fields = append(fields, *err)
@@ -179,7 +179,7 @@ func (s *Service) Purge(ctx context.Context, actor string, olderThan time.Durati
 	if len(fields) > 0 {
 		return ChangeReport{}, apperr.Invalidf(fields, "invalid purge: %s", summarize(fields))
 	}
-	cutoff := s.now().Add(-olderThan)
+	cutoff := s.cfg.Now().Add(-olderThan)
 	ids, err := s.purgeable(ctx, cutoff, max)
 	if err != nil {
 		return ChangeReport{}, err
@@ -235,7 +235,7 @@ func (s *Service) purgeable(ctx context.Context, cutoff time.Time, max int) ([]s
 	p := dlq.Page{Limit: MaxPageLimit}
 	for i := 0; i < purgeScanPages && len(ids) < max; i++ {
 		var page []dlq.DeadLetter
-		err := s.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
+		err := s.cfg.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
 			var err error
 			page, p.Cursor, err = tx.ListDeadLetters(ctx, dlq.Filter{Status: dlq.StatusDiscarded, To: cutoff}, p)
 			return err

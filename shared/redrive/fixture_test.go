@@ -71,12 +71,27 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.svc = &Service{
-		Store: s, Queue: q, QueueURLs: map[string]string{srcName: f.srcURL, dlqName: f.dlqURL},
+	f.svc = f.service(t)
+	return f
+}
+
+// service builds a Service on the fixture's store and queue; each change
+// adjusts its Config first.
+func (f *fixture) service(t *testing.T, changes ...func(*Config)) *Service {
+	t.Helper()
+	cfg := Config{
+		Store: f.store, Queue: f.queue, QueueURLs: map[string]string{srcName: f.srcURL, dlqName: f.dlqURL},
 		DLQs: map[string]string{dlqName: srcName}, LoopLimit: 2, MaxPerCall: 50, MaxRate: 20,
 		Now: f.clock.Now, NewID: f.newID, Sleep: f.sleep, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
-	return f
+	for _, c := range changes {
+		c(&cfg)
+	}
+	svc, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc
 }
 
 func (f *fixture) newID() string {

@@ -47,18 +47,18 @@ func (s *Service) Ingest(ctx context.Context, max int) (int, error) {
 	if max <= 0 {
 		max = DefaultMax
 	}
-	if s.Queue == nil {
+	if s.cfg.Queue == nil {
 		return 0, nil
 	}
 	moved := 0
-	for _, name := range sortedKeys(s.DLQs) {
-		url := s.QueueURLs[name]
+	for _, name := range sortedKeys(s.cfg.DLQs) {
+		url := s.cfg.QueueURLs[name]
 		if url == "" {
 			return moved, apperr.New(apperr.Internal, "no queue URL is configured for dead-letter queue %q", name)
 		}
 		for moved < max {
-			msgs, err := s.Queue.Receive(ctx, url, queue.ReceiveOptions{
-				Max: min(queue.MaxBatch, max-moved), Wait: s.ReceiveWait, VisibilityTimeout: ingestVisibility})
+			msgs, err := s.cfg.Queue.Receive(ctx, url, queue.ReceiveOptions{
+				Max: min(queue.MaxBatch, max-moved), Wait: s.cfg.ReceiveWait, VisibilityTimeout: ingestVisibility})
 			if err != nil {
 				return moved, fmt.Errorf("receive from %s: %w", name, err)
 			}
@@ -66,10 +66,10 @@ func (s *Service) Ingest(ctx context.Context, max int) (int, error) {
 				break
 			}
 			for _, m := range msgs {
-				if err := s.ingestOne(ctx, name, s.DLQs[name], m); err != nil {
+				if err := s.ingestOne(ctx, name, s.cfg.DLQs[name], m); err != nil {
 					return moved, fmt.Errorf("ingest message %s from %s: %w", m.MessageID, name, err)
 				}
-				if err := s.Queue.Delete(ctx, url, m.ReceiptHandle); err != nil {
+				if err := s.cfg.Queue.Delete(ctx, url, m.ReceiptHandle); err != nil {
 					// Recorded but still in the queue: the next ingestion
 					// finds it again and changes nothing.
 					return moved, fmt.Errorf("delete ingested message %s from %s: %w", m.MessageID, name, err)
@@ -83,9 +83,9 @@ func (s *Service) Ingest(ctx context.Context, max int) (int, error) {
 
 // ingestOne records one DLQ message in one transaction.
 func (s *Service) ingestOne(ctx context.Context, dlqName, source string, m queue.Message) error {
-	id, now := s.newID(), s.now()
+	id, now := s.cfg.NewID(), s.cfg.Now()
 	var recorded *dlq.DeadLetter
-	err := s.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+	err := s.cfg.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		recorded = nil
 		ref, gen, err := messageRef(ctx, tx, m)
 		if err != nil {
@@ -103,7 +103,7 @@ func (s *Service) ingestOne(ctx context.Context, dlqName, source string, m queue
 		case err != nil && !apperr.Is(err, apperr.NotFound):
 			return err
 		}
-		d, err := dlq.Record(ctx, tx, s.queueDeadLetter(id, ref, dlqName, source, m, now), s.loopLimit())
+		d, err := dlq.Record(ctx, tx, s.queueDeadLetter(id, ref, dlqName, source, m, now), s.cfg.LoopLimit)
 		if err == nil && (existing.ID == "" || d.Version != existing.Version) {
 			recorded = &d // a new failure (not a repeat)
 		}
@@ -113,12 +113,10 @@ func (s *Service) ingestOne(ctx context.Context, dlqName, source string, m queue
 		return err
 	}
 	if recorded != nil {
-		s.log().Warn("dead letter ingested from queue", "dead_letter_id", recorded.ID, "queue", source,
+		s.cfg.Log.Warn("dead letter ingested from queue", "dead_letter_id", recorded.ID, "queue", source,
 			"message_id", m.MessageID, "order_id", recorded.OrderID, "saga_id", recorded.SagaID,
 			"redrive_count", recorded.RedriveCount, "flagged", recorded.Flagged)
-		if s.OnIngested != nil {
-			s.OnIngested(source, ErrorTypeMaxReceives)
-		}
+		s.cfg.OnIngested(source, ErrorTypeMaxReceives)
 	}
 	return nil
 }

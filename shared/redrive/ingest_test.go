@@ -214,8 +214,8 @@ func TestIngestAfterACrashRecordsOnce(t *testing.T) {
 	c := &consumer{f: f, processed: map[string]int{}}
 	f.sendPoison(t)
 	c.kill(t)
-	f.svc.Queue = &failingDelete{Queue: f.queue, fail: 1}
-	if _, err := f.svc.Ingest(context.Background(), 10); err == nil {
+	broken := f.service(t, func(c *Config) { c.Queue = &failingDelete{Queue: f.queue, fail: 1} })
+	if _, err := broken.Ingest(context.Background(), 10); err == nil {
 		t.Fatal("Ingest with a failing delete succeeded")
 	}
 	first := f.all(t)
@@ -235,9 +235,8 @@ func TestIngestDropsAnOlderGenerationOfARedrivenEntry(t *testing.T) {
 	c := &consumer{f: f, processed: map[string]int{}}
 	f.sendPoison(t)
 	c.kill(t)
-	f.svc.Queue = &failingDelete{Queue: f.queue, fail: 1}
-	_, _ = f.svc.Ingest(context.Background(), 10) // recorded, still in the DLQ
-	f.svc.Queue = f.queue
+	broken := f.service(t, func(c *Config) { c.Queue = &failingDelete{Queue: f.queue, fail: 1} })
+	_, _ = broken.Ingest(context.Background(), 10) // recorded, still in the DLQ
 	id := f.all(t)[0].ID
 	f.mustRedrive(t, Selection{IDs: []string{id}})
 	f.clock.Advance(ingestVisibility + time.Second)

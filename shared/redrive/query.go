@@ -27,7 +27,7 @@ func (s *Service) List(ctx context.Context, f dlq.Filter, p dlq.Page) (ListResul
 	}
 	var page []dlq.DeadLetter
 	var next string
-	err := s.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
+	err := s.cfg.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
 		var err error
 		page, next, err = tx.ListDeadLetters(ctx, f, p)
 		return err
@@ -48,7 +48,7 @@ func (s *Service) List(ctx context.Context, f dlq.Filter, p dlq.Page) (ListResul
 // Transient.
 func (s *Service) Show(ctx context.Context, id string) (Detail, error) {
 	var out Detail
-	err := s.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
+	err := s.cfg.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
 		d, err := tx.GetDeadLetter(ctx, id)
 		if err != nil {
 			return err
@@ -57,7 +57,7 @@ func (s *Service) Show(ctx context.Context, id string) (Detail, error) {
 		if out.History == nil {
 			out.History = []dlq.Failure{}
 		}
-		if err := related(ctx, tx, d, s.Steps, &out); err != nil {
+		if err := related(ctx, tx, d, s.cfg.Steps, &out); err != nil {
 			return err
 		}
 		recent, err := tx.ListAudit(ctx, showAuditScan)
@@ -135,7 +135,7 @@ func (s *Service) Stats(ctx context.Context) (Stats, error) {
 	p := dlq.Page{Limit: MaxPageLimit}
 	for {
 		var page []dlq.DeadLetter
-		err := s.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
+		err := s.cfg.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
 			var err error
 			page, p.Cursor, err = tx.ListDeadLetters(ctx, dlq.Filter{}, p)
 			return err
@@ -163,16 +163,16 @@ func (s *Service) Stats(ctx context.Context) (Stats, error) {
 			break
 		}
 	}
-	if s.Queue != nil && len(s.DLQs) > 0 {
+	if s.cfg.Queue != nil && len(s.cfg.DLQs) > 0 {
 		st.NotIngested = map[string]int{}
-		for _, name := range sortedKeys(s.DLQs) {
-			url := s.QueueURLs[name]
+		for _, name := range sortedKeys(s.cfg.DLQs) {
+			url := s.cfg.QueueURLs[name]
 			if url == "" {
 				continue
 			}
-			visible, inFlight, err := s.Queue.Depth(ctx, url)
+			visible, inFlight, err := s.cfg.Queue.Depth(ctx, url)
 			if err != nil {
-				s.log().Warn("dead-letter queue depth unavailable", "queue", name, "error", err)
+				s.cfg.Log.Warn("dead-letter queue depth unavailable", "queue", name, "error", err)
 				continue
 			}
 			st.NotIngested[name] = visible + inFlight
@@ -195,7 +195,7 @@ func (s *Service) RecentAudit(ctx context.Context, limit int) ([]Audit, error) {
 			"invalid audit limit %d", limit)
 	}
 	var recs []dlq.AuditRecord
-	err := s.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
+	err := s.cfg.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
 		var err error
 		recs, err = tx.ListAudit(ctx, limit)
 		return err

@@ -118,7 +118,7 @@ func (s *Service) Redrive(ctx context.Context, actor string, sel Selection) (Rep
 			rep.add(Item{ID: d.ID, Source: d.Source, SourceRef: d.SourceRef, Outcome: OutcomeNotReached})
 			continue
 		}
-		if reason := ineligible(d, forced, s.loopLimit()); reason != "" {
+		if reason := ineligible(d, forced, s.cfg.LoopLimit); reason != "" {
 			rep.add(skipped(d, reason))
 			continue
 		}
@@ -128,7 +128,7 @@ func (s *Service) Redrive(ctx context.Context, actor string, sel Selection) (Rep
 				rep.add(Item{ID: d.ID, Source: d.Source, SourceRef: d.SourceRef, Outcome: OutcomeNotReached})
 				continue
 			}
-			if err := s.sleep(ctx, interval); err != nil {
+			if err := s.cfg.Sleep(ctx, interval); err != nil {
 				rep.Stopped = "canceled"
 				rep.add(Item{ID: d.ID, Source: d.Source, SourceRef: d.SourceRef, Outcome: OutcomeNotReached})
 				continue
@@ -142,7 +142,7 @@ func (s *Service) Redrive(ctx context.Context, actor string, sel Selection) (Rep
 	}
 	rep.AuditID, _ = s.audit(ctx, actor, "redrive", selectionParams(sel), rep.Redriven+rep.WouldRedrive,
 		rep.outcome(), rep)
-	s.log().Info("dead letters redriven", "actor", actor, "dry_run", sel.DryRun, "selected", rep.Selected,
+	s.cfg.Log.Info("dead letters redriven", "actor", actor, "dry_run", sel.DryRun, "selected", rep.Selected,
 		"redriven", rep.Redriven, "skipped", rep.Skipped, "failed", rep.Failed, "stopped", rep.Stopped)
 	return rep, nil
 }
@@ -201,7 +201,7 @@ func ineligible(d dlq.DeadLetter, forced bool, loopLimit int) string {
 // selectEntries reads the selection in one snapshot.
 func (s *Service) selectEntries(ctx context.Context, sel Selection) ([]dlq.DeadLetter, error) {
 	var out []dlq.DeadLetter
-	err := s.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
+	err := s.cfg.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
 		out = out[:0]
 		if len(sel.IDs) > 0 {
 			var missing []apperr.FieldError

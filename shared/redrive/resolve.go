@@ -32,7 +32,7 @@ func (s *Service) ResolveFinished(ctx context.Context, max int) (int, error) {
 		max = DefaultMax
 	}
 	var open []dlq.DeadLetter
-	err := s.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
+	err := s.cfg.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
 		open = open[:0]
 		for _, src := range []dlq.Source{dlq.SourceQueue, dlq.SourceOutbox} {
 			list, _, err := tx.ListDeadLetters(ctx, dlq.Filter{Source: src, Status: dlq.StatusOpen}, dlq.Page{Limit: max})
@@ -68,7 +68,7 @@ func (s *Service) ResolveFinished(ctx context.Context, max int) (int, error) {
 
 func (s *Service) resolveIfFinished(ctx context.Context, id string) (bool, error) {
 	done := false
-	err := s.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+	err := s.cfg.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		done = false
 		d, err := tx.GetDeadLetter(ctx, id)
 		if err != nil {
@@ -84,7 +84,7 @@ func (s *Service) resolveIfFinished(ctx context.Context, id string) (bool, error
 		if err != nil {
 			return err
 		}
-		now := s.now()
+		now := s.cfg.Now()
 		prev := d.Version
 		d.Status, d.ResolvedAt, d.ResolvedBy = dlq.StatusResolved, now, fmt.Sprintf("%s: saga %s", ActorSystem, sg.State)
 		d.UpdatedAt, d.Version = now, prev+1

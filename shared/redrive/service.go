@@ -12,25 +12,34 @@
 package redrive
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"log/slog"
-	"ordersaga/shared/saga"
 	"time"
 
 	"github.com/google/uuid"
 
+	"ordersaga/shared/apperr"
+	"ordersaga/shared/config"
 	"ordersaga/shared/dlq"
 	"ordersaga/shared/queue"
+	"ordersaga/shared/resilience"
+	"ordersaga/shared/saga"
 	"ordersaga/shared/store"
 )
 
-// Defaults and hard bounds.
+// Defaults and hard bounds. Those with a variable are config.Default()'s values.
 const (
-	// DefaultMaxPerCall bounds max when Service.MaxPerCall is not set.
-	DefaultMaxPerCall = 1000
-	// DefaultMaxRate bounds rate_per_sec when Service.MaxRate is not set.
-	DefaultMaxRate = 100.0
+	// DefaultMaxPerCall bounds max when Config.MaxPerCall is not set (REDRIVE_MAX).
+	DefaultMaxPerCall = config.DefaultRedriveMaxPerCall
+	// DefaultMaxRate bounds rate_per_sec when Config.MaxRate is not set (REDRIVE_MAX_RATE).
+	DefaultMaxRate = config.DefaultRedriveMaxRate
+	// DefaultLoopLimit flags an entry redriven this many times that fails
+	// again, when Config.LoopLimit is not set (REDRIVE_LOOP_LIMIT).
+	DefaultLoopLimit = config.DefaultRedriveLoopLimit
+	// DefaultShards is the outbox shard count when Config.Shards is not set (OUTBOX_SHARDS).
+	DefaultShards = config.DefaultShards
 	// DefaultMax is the max of a redrive or purge that gives none.
 	DefaultMax = 100
 	// DefaultRate is the rate of a redrive that gives none (per second).
@@ -47,21 +56,21 @@ const (
 	statsScanLimit = 100_000
 )
 
-// Service implements the use cases. Fields are set once at wiring time; a
-// Service is safe for concurrent use.
-type Service struct {
-	Store store.Store
+// Config configures a Service (New). Zero fields take the defaults named;
+// negative ones are refused.
+type Config struct {
+	Store store.Store // required
 	// Queue is needed by Ingest and by redrives of queue entries.
 	Queue queue.Queue
 	// QueueURLs maps a queue name (source queues and dead-letter queues) to its URL.
 	QueueURLs map[string]string
 	// DLQs maps a dead-letter queue name to the name of its source queue.
 	DLQs map[string]string
-	// Shards is the number of outbox shards (default 1), for the saga.advance
-	// rows a saga redrive writes.
+	// Shards is the number of outbox shards (default DefaultShards), for the
+	// saga.advance rows a saga redrive writes.
 	Shards int
 	// LoopLimit: an entry redriven this many times that fails again is
-	// flagged (default dlq.DefaultLoopLimit).
+	// flagged (default DefaultLoopLimit).
 	LoopLimit int
 	// MaxPerCall bounds max (default DefaultMaxPerCall).
 	MaxPerCall int
@@ -70,11 +79,13 @@ type Service struct {
 	// ReceiveWait is the long poll of each ingest Receive (0 = short poll;
 	// use about 1 s on YMQ, whose short polls may miss messages).
 	ReceiveWait time.Duration
-	Now         func() time.Time
-	NewID       func() string
-	// Sleep paces redrives; the default waits on a timer or ctx.
+	// Now is the clock (default time.Now); the Service reads it in UTC.
+	Now func() time.Time
+	// NewID names audit records and dead letters (default a random UUID).
+	NewID func() string
+	// Sleep paces redrives (default: wait on a timer or ctx).
 	Sleep func(ctx context.Context, d time.Duration) error
-	Log   *slog.Logger
+	Log   *slog.Logger // default slog.Default()
 	// Steps names a saga's step in a dead letter's detail (the advancer's
 	// table: orchestrator.CreateOrderSaga.Table()).
 	Steps saga.Table
@@ -83,63 +94,43 @@ type Service struct {
 	OnIngested func(queue, errorType string)
 }
 
-func (s *Service) now() time.Time {
-	if s.Now != nil {
-		return s.Now().UTC()
-	}
-	return time.Now().UTC()
+// Service implements the use cases. It is built once by New and safe for
+// concurrent use.
+type Service struct {
+	cfg Config
+	lim limits // cfg's bounds of a command
 }
 
-func (s *Service) newID() string {
-	if s.NewID != nil {
-		return s.NewID()
+// New returns a Service with cfg's zero fields set to their defaults. It
+// fails (apperr.Invalid) without a store or on a negative setting.
+func New(cfg Config) (*Service, error) {
+	if cfg.Store == nil {
+		return nil, apperr.New(apperr.Invalid, "redrive.New: a store is required")
 	}
-	return uuid.NewString()
+	if cfg.Shards < 0 || cfg.LoopLimit < 0 || cfg.MaxPerCall < 0 || cfg.MaxRate < 0 || cfg.ReceiveWait < 0 {
+		return nil, apperr.New(apperr.Invalid, "redrive.New: settings must not be negative")
+	}
+	cfg.Shards = cmp.Or(cfg.Shards, DefaultShards)
+	cfg.LoopLimit = cmp.Or(cfg.LoopLimit, DefaultLoopLimit)
+	cfg.MaxPerCall = cmp.Or(cfg.MaxPerCall, DefaultMaxPerCall)
+	cfg.MaxRate = cmp.Or(cfg.MaxRate, DefaultMaxRate)
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	cfg.Now = func() time.Time { return now().UTC() }
+	if cfg.NewID == nil {
+		cfg.NewID = uuid.NewString
+	}
+	if cfg.Sleep == nil {
+		cfg.Sleep = resilience.SleepContext
+	}
+	cfg.Log = cmp.Or(cfg.Log, slog.Default())
+	if cfg.OnIngested == nil {
+		cfg.OnIngested = func(string, string) {}
+	}
+	return &Service{cfg: cfg, lim: limits{maxPerCall: cfg.MaxPerCall, maxRate: cfg.MaxRate}}, nil
 }
-
-func (s *Service) sleep(ctx context.Context, d time.Duration) error {
-	if s.Sleep != nil {
-		return s.Sleep(ctx, d)
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-func (s *Service) log() *slog.Logger {
-	if s.Log != nil {
-		return s.Log
-	}
-	return slog.Default()
-}
-
-func (s *Service) loopLimit() int {
-	if s.LoopLimit > 0 {
-		return s.LoopLimit
-	}
-	return dlq.DefaultLoopLimit
-}
-
-func (s *Service) maxPerCall() int {
-	if s.MaxPerCall > 0 {
-		return s.MaxPerCall
-	}
-	return DefaultMaxPerCall
-}
-
-func (s *Service) maxRate() float64 {
-	if s.MaxRate > 0 {
-		return s.MaxRate
-	}
-	return DefaultMaxRate
-}
-
-func (s *Service) shards() int { return max(s.Shards, 1) }
 
 // audit writes one audit record in its own transaction. It is called after
 // the action, with a context that survives the caller's cancellation, so a
@@ -153,13 +144,13 @@ func (s *Service) audit(ctx context.Context, actor, action string, params any, c
 	if err != nil {
 		return "", err
 	}
-	rec := dlq.AuditRecord{ID: s.newID(), At: s.now(), Actor: actor, Action: action, Params: p,
+	rec := dlq.AuditRecord{ID: s.cfg.NewID(), At: s.cfg.Now(), Actor: actor, Action: action, Params: p,
 		Count: count, Outcome: outcome, Detail: d}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	err = s.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertAudit(ctx, rec) })
+	err = s.cfg.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error { return tx.InsertAudit(ctx, rec) })
 	if err != nil {
-		s.log().Error("dead-letter audit record lost", "actor", actor, "action", action, "outcome", outcome, "error", err)
+		s.cfg.Log.Error("dead-letter audit record lost", "actor", actor, "action", action, "outcome", outcome, "error", err)
 		return "", err
 	}
 	return rec.ID, nil

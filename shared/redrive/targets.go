@@ -38,7 +38,7 @@ func (s *Service) redriveOne(ctx context.Context, actor string, d dlq.DeadLetter
 		})
 	case dlq.SourceSaga:
 		it.Action = "resume saga " + d.SourceRef + " compensating from its failed step"
-		eventID := s.newID()
+		eventID := s.cfg.NewID()
 		err = s.inTx(ctx, dry, func(ctx context.Context, tx store.Tx, now time.Time) error {
 			return s.resumeSaga(ctx, tx, actor, d, forced, dry, eventID, now)
 		})
@@ -57,7 +57,7 @@ func (s *Service) redriveOne(ctx context.Context, actor string, d dlq.DeadLetter
 	default:
 		it.Outcome, it.Reason, it.err = OutcomeFailed, apperr.Message(err), err
 		if apperr.KindOf(err) == apperr.Internal {
-			s.log().Error("dead-letter redrive failed", "dead_letter_id", d.ID, "error", err)
+			s.cfg.Log.Error("dead-letter redrive failed", "dead_letter_id", d.ID, "error", err)
 		}
 	}
 	return it
@@ -65,10 +65,10 @@ func (s *Service) redriveOne(ctx context.Context, actor string, d dlq.DeadLetter
 
 // inTx runs fn in a read-write transaction, or in a read-only one for a dry run.
 func (s *Service) inTx(ctx context.Context, dry bool, fn func(ctx context.Context, tx store.Tx, now time.Time) error) error {
-	now := s.now()
-	run := s.Store.InTx
+	now := s.cfg.Now()
+	run := s.cfg.Store.InTx
 	if dry {
-		run = s.Store.View
+		run = s.cfg.Store.View
 	}
 	return run(ctx, func(ctx context.Context, tx store.Tx) error { return fn(ctx, tx, now) })
 }
@@ -80,7 +80,7 @@ func (s *Service) fresh(ctx context.Context, tx store.Tx, d dlq.DeadLetter, forc
 	if err != nil {
 		return dlq.DeadLetter{}, err
 	}
-	if reason := ineligible(cur, forced, s.loopLimit()); reason != "" {
+	if reason := ineligible(cur, forced, s.cfg.LoopLimit); reason != "" {
 		return dlq.DeadLetter{}, errSkip{reason: "changed meanwhile: " + reason}
 	}
 	return cur, nil
@@ -96,7 +96,7 @@ func markRedriven(ctx context.Context, tx store.Tx, d dlq.DeadLetter, actor stri
 
 // redriveQueue sends the message again, then marks the entry.
 func (s *Service) redriveQueue(ctx context.Context, actor string, d dlq.DeadLetter, forced, dry bool) error {
-	url := s.QueueURLs[d.Queue]
+	url := s.cfg.QueueURLs[d.Queue]
 	if url == "" {
 		return apperr.New(apperr.Internal, "no queue URL is configured for queue %q", d.Queue)
 	}
@@ -107,14 +107,14 @@ func (s *Service) redriveQueue(ctx context.Context, actor string, d dlq.DeadLett
 	if dry {
 		return nil
 	}
-	err = s.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
+	err = s.cfg.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
 		_, err := s.fresh(ctx, tx, d, forced)
 		return err
 	})
 	if err != nil {
 		return err
 	}
-	res, err := s.Queue.SendBatch(ctx, url, []queue.OutMessage{msg})
+	res, err := s.cfg.Queue.SendBatch(ctx, url, []queue.OutMessage{msg})
 	if err == nil && (len(res) != 1 || res[0].Err != nil) {
 		err = apperr.New(apperr.Transient, "queue returned no result")
 		if len(res) == 1 {
@@ -124,8 +124,8 @@ func (s *Service) redriveQueue(ctx context.Context, actor string, d dlq.DeadLett
 	if err != nil {
 		return fmt.Errorf("send to %s: %w", d.Queue, err)
 	}
-	now := s.now()
-	err = s.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+	now := s.cfg.Now()
+	err = s.cfg.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		cur, err := tx.GetDeadLetter(ctx, d.ID)
 		if err != nil {
 			return err
@@ -223,7 +223,7 @@ func (s *Service) resumeSaga(ctx context.Context, tx store.Tx, actor string, d d
 	if err := tx.UpdateSaga(ctx, inst, prev); err != nil {
 		return err
 	}
-	ev := outbox.SagaAdvance(eventID, saga.CommandFor(inst, ReasonRedrive), sagaChain(cur, inst)).Pending(s.shards(), now)
+	ev := outbox.SagaAdvance(eventID, saga.CommandFor(inst, ReasonRedrive), sagaChain(cur, inst)).Pending(s.cfg.Shards, now)
 	if err := tx.InsertOutbox(ctx, ev); err != nil {
 		return err
 	}

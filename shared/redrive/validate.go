@@ -125,10 +125,8 @@ func filterEmpty(f dlq.Filter) bool {
 
 // normalize applies defaults to sel and checks it against the service's limits.
 func (s *Service) normalize(sel Selection) (Selection, []apperr.FieldError) {
-	return normalizeSelection(sel, s.limits())
+	return normalizeSelection(sel, s.lim)
 }
-
-func (s *Service) limits() limits { return limits{maxPerCall: s.maxPerCall(), maxRate: s.maxRate()} }
 
 // normalizeSelection applies defaults to sel and checks it against lim.
 // Pointers are those of the console command.

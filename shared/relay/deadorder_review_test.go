@@ -77,10 +77,11 @@ func TestDeadRowDoesNotLetLaterRowsOfItsAggregateOvertakeIt_Review(t *testing.T)
 		}
 	}
 	q := &refusing{Queue: f.queue, refuse: map[string]bool{"ev-created": true}}
-	r := f.relay("r1")
-	r.Queue = q
-	r.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
-	r.URLs = map[string]string{outbox.DestOrderEvents: evURL}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	r := f.relay(t, "r1", func(c *Config) {
+		c.Queue, c.Log = q, log
+		c.URLs = map[string]string{outbox.DestOrderEvents: evURL}
+	})
 
 	add("ev-created", outbox.TypeOrderCreated)
 	add("ev-confirmed", outbox.TypeOrderConfirmed)
@@ -109,7 +110,10 @@ func TestDeadRowDoesNotLetLaterRowsOfItsAggregateOvertakeIt_Review(t *testing.T)
 	if err != nil || dl.ID == "" {
 		t.Fatalf("setup: dead letter %+v %v", dl, err)
 	}
-	svc := &redrive.Service{Store: f.store, Now: f.clock.Now, NewID: f.newID, Log: r.Log}
+	svc, err := redrive.New(redrive.Config{Store: f.store, Now: f.clock.Now, NewID: f.newID, Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if rep, err := svc.Redrive(ctx, "operator", redrive.Selection{IDs: []string{dl.ID}}); err != nil || rep.Redriven != 1 {
 		t.Fatalf("redrive: %+v %v", rep, err)
 	}
@@ -156,10 +160,11 @@ func TestDiscardedDeadRowUnblocksItsAggregate(t *testing.T) {
 		}
 	}
 	q := &refusing{Queue: f.queue, refuse: map[string]bool{"ev-created": true}}
-	r := f.relay("r1")
-	r.Queue = q
-	r.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
-	r.URLs = map[string]string{outbox.DestOrderEvents: evURL}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	r := f.relay(t, "r1", func(c *Config) {
+		c.Queue, c.Log = q, log
+		c.URLs = map[string]string{outbox.DestOrderEvents: evURL}
+	})
 
 	add("ev-created", outbox.TypeOrderCreated)
 	add("ev-confirmed", outbox.TypeOrderConfirmed)
@@ -188,7 +193,10 @@ func TestDiscardedDeadRowUnblocksItsAggregate(t *testing.T) {
 	if err != nil || dl.ID == "" {
 		t.Fatalf("setup: dead letter %+v %v", dl, err)
 	}
-	svc := &redrive.Service{Store: f.store, Now: f.clock.Now, NewID: f.newID, Log: r.Log}
+	svc, err := redrive.New(redrive.Config{Store: f.store, Now: f.clock.Now, NewID: f.newID, Log: log})
+	if err != nil {
+		t.Fatal(err)
+	}
 	// While order.created is dead, order.confirmed waits with it.
 	if got := f.event(t, "ev-confirmed").Status; got != outbox.StatusPending {
 		t.Fatalf("order.confirmed is %s while order.created is dead, want pending (blocked)", got)

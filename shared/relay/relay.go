@@ -11,12 +11,17 @@
 package relay
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
+	"github.com/google/uuid"
+
 	"ordersaga/shared/apperr"
+	"ordersaga/shared/config"
 	"ordersaga/shared/dlq"
 	"ordersaga/shared/outbox"
 	"ordersaga/shared/queue"
@@ -25,34 +30,127 @@ import (
 	"ordersaga/shared/textcut"
 )
 
-// Relay moves outbox rows to queues. Fields are set once at wiring time;
-// a Relay is safe for concurrent use (each call claims its own rows).
-type Relay struct {
-	Store store.Store
-	Queue queue.Queue
+// Defaults of a Config's zero fields: config.Default()'s values, so a
+// Relay built with a zero field behaves as one built from the environment.
+const (
+	DefaultBatchSize   = config.DefaultRelayBatchSize   // RELAY_BATCH_SIZE
+	DefaultMaxAttempts = config.DefaultRelayMaxAttempts // RELAY_MAX_ATTEMPTS
+	DefaultLease       = config.DefaultRelayLease       // RELAY_LEASE
+	DefaultBackoffBase = config.DefaultRelayBackoffBase // RELAY_BACKOFF_BASE
+	DefaultBackoffCap  = config.DefaultRelayBackoffCap  // RELAY_BACKOFF_CAP
+	DefaultShards      = config.DefaultShards           // OUTBOX_SHARDS
+	DefaultLoopLimit   = config.DefaultRedriveLoopLimit // REDRIVE_LOOP_LIMIT
+	// DefaultOwner names a relay built without an Owner in its leases.
+	DefaultOwner = "relay"
+	// MaxBatchSize is the largest BatchSize (RELAY_BATCH_SIZE's bound).
+	MaxBatchSize = 1000
+)
+
+// Config configures a Relay (New). Zero fields take the defaults named;
+// negative ones are refused.
+type Config struct {
+	Store store.Store // required
+	Queue queue.Queue // required
 	// URLs maps an outbox destination (outbox.DestSagaCommands, ...) to a queue URL.
 	URLs map[string]string
-	// Owner names this relay instance in leases (e.g. the function request id).
+	// Owner names this relay instance in leases (e.g. the function request
+	// id; default DefaultOwner).
 	Owner string
 	// Shards is the number of outbox shards (OUTBOX_SHARDS); every run
-	// claims from each of them (default 1).
+	// claims from each of them (default DefaultShards).
 	Shards      int
-	BatchSize   int           // rows per claim (default 100)
-	MaxAttempts int           // publish attempts before a row is dead (default 10)
-	Lease       time.Duration // how long a claim keeps other relays off (default 30 s)
-	Backoff     resilience.Backoff
-	// LoopLimit: redrives after which a row that dies again is flagged (dlq.Record).
+	BatchSize   int           // rows per claim, at most MaxBatchSize (default DefaultBatchSize)
+	MaxAttempts int           // publish attempts before a row is dead (default DefaultMaxAttempts)
+	Lease       time.Duration // how long a claim keeps other relays off (default DefaultLease)
+	// Backoff spaces a failed row's attempts; a zero Base or Cap takes
+	// DefaultBackoffBase or DefaultBackoffCap (Rand is kept).
+	Backoff resilience.Backoff
+	// LoopLimit: redrives after which a row that dies again is flagged
+	// (dlq.Record; default DefaultLoopLimit).
 	LoopLimit int
-	Now       func() time.Time
-	NewID     func() string
-	Log       *slog.Logger
-	// Hooks, all optional.
+	// Now is the clock (default time.Now); the Relay reads it in UTC.
+	Now func() time.Time
+	// NewID names dead letters (default a random UUID).
+	NewID func() string
+	Log   *slog.Logger // default slog.Default()
+	Hooks Hooks
+}
+
+// Hooks observe a Relay; all optional.
+type Hooks struct {
 	OnPublished func(destination string, n int)
 	OnFailed    func(destination string, n int)
 	OnDead      func(destination string, errorType string)
 	// AfterSend is a test hook called after the queue accepted a batch and
 	// before it is marked published (crash-injection point).
 	AfterSend func(events []outbox.Event) error
+}
+
+// Relay moves outbox rows to queues. It is built once by New and safe for
+// concurrent use (each call claims its own rows).
+type Relay struct {
+	cfg Config
+}
+
+// New returns a Relay with cfg's zero fields set to their defaults. It
+// fails (apperr.Invalid, naming every problem) without a store or a queue,
+// on a negative setting, a BatchSize above MaxBatchSize or a backoff cap
+// below its base.
+func New(cfg Config) (*Relay, error) {
+	if err := cfg.setDefaults(); err != nil {
+		return nil, err
+	}
+	return &Relay{cfg: cfg}, nil
+}
+
+func (c *Config) setDefaults() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if c.Store == nil || c.Queue == nil {
+		bad("a store and a queue are required")
+	}
+	if c.Shards < 0 || c.BatchSize < 0 || c.MaxAttempts < 0 || c.Lease < 0 || c.LoopLimit < 0 ||
+		c.Backoff.Base < 0 || c.Backoff.Cap < 0 {
+		bad("settings must not be negative")
+	}
+	if c.BatchSize > MaxBatchSize {
+		bad("BatchSize must be at most %d (got %d)", MaxBatchSize, c.BatchSize)
+	}
+	if c.Owner == "" {
+		c.Owner = DefaultOwner
+	}
+	c.Shards = cmp.Or(c.Shards, DefaultShards)
+	c.BatchSize = cmp.Or(c.BatchSize, DefaultBatchSize)
+	c.MaxAttempts = cmp.Or(c.MaxAttempts, DefaultMaxAttempts)
+	c.Lease = cmp.Or(c.Lease, DefaultLease)
+	c.LoopLimit = cmp.Or(c.LoopLimit, DefaultLoopLimit)
+	c.Backoff.Base = cmp.Or(c.Backoff.Base, DefaultBackoffBase)
+	c.Backoff.Cap = cmp.Or(c.Backoff.Cap, DefaultBackoffCap)
+	if c.Backoff.Cap < c.Backoff.Base {
+		bad("the backoff cap (%s) must be at least its base (%s)", c.Backoff.Cap, c.Backoff.Base)
+	}
+	now := c.Now
+	if now == nil {
+		now = time.Now
+	}
+	c.Now = func() time.Time { return now().UTC() }
+	if c.NewID == nil {
+		c.NewID = uuid.NewString
+	}
+	c.Log = cmp.Or(c.Log, slog.Default())
+	if c.Hooks.OnPublished == nil {
+		c.Hooks.OnPublished = func(string, int) {}
+	}
+	if c.Hooks.OnFailed == nil {
+		c.Hooks.OnFailed = func(string, int) {}
+	}
+	if c.Hooks.OnDead == nil {
+		c.Hooks.OnDead = func(string, string) {}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return apperr.Wrap(apperr.Invalid, err, "relay.New")
+	}
+	return nil
 }
 
 // Report is the outcome of one relay invocation, returned as JSON by the function.
@@ -73,41 +171,6 @@ type Report struct {
 	Blocked int `json:"blocked"`
 }
 
-func (r *Relay) now() time.Time {
-	if r.Now != nil {
-		return r.Now().UTC()
-	}
-	return time.Now().UTC()
-}
-
-func (r *Relay) batchSize() int {
-	if r.BatchSize > 0 {
-		return r.BatchSize
-	}
-	return 100
-}
-
-func (r *Relay) maxAttempts() int {
-	if r.MaxAttempts > 0 {
-		return r.MaxAttempts
-	}
-	return 10
-}
-
-func (r *Relay) lease() time.Duration {
-	if r.Lease > 0 {
-		return r.Lease
-	}
-	return 30 * time.Second
-}
-
-func (r *Relay) log() *slog.Logger {
-	if r.Log != nil {
-		return r.Log
-	}
-	return slog.Default()
-}
-
 // Run relays batches until no row is due or until budget has passed (and
 // always stops a safety margin before ctx's deadline). It never loops forever.
 //
@@ -119,11 +182,11 @@ func (r *Relay) log() *slog.Logger {
 // (leased) until recorded, so the next round never holds a later row of an
 // aggregate whose earlier row is still being sent.
 func (r *Relay) Run(ctx context.Context, budget time.Duration) (Report, error) {
-	start := r.now()
+	start := r.cfg.Now()
 	var rep Report
 	rep.Stopped = "drained"
 	stop := func() bool {
-		if budget > 0 && r.now().Sub(start) >= budget {
+		if budget > 0 && r.cfg.Now().Sub(start) >= budget {
 			return true
 		}
 		dl, ok := ctx.Deadline()
@@ -204,7 +267,7 @@ func (r *Relay) Run(ctx context.Context, budget time.Duration) (Report, error) {
 func (r *Relay) claimRound(ctx context.Context, rep *Report) ([]outbox.Event, error) {
 	var all []outbox.Event
 	blockedSum := 0
-	for shard := 0; shard < r.shards(); shard++ {
+	for shard := 0; shard < r.cfg.Shards; shard++ {
 		claimed, blocked, err := r.claim(ctx, shard)
 		if err != nil {
 			return nil, err
@@ -233,14 +296,14 @@ func (r *Relay) recordRound(ctx context.Context, results []outcome, rep *Report)
 }
 
 func (r *Relay) fillBacklog(ctx context.Context, rep *Report) {
-	_ = r.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
+	_ = r.cfg.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
 		n, oldest, err := tx.OutboxBacklog(ctx)
 		if err != nil {
 			return err
 		}
 		rep.Pending = n
 		if n > 0 && !oldest.IsZero() {
-			rep.OldestPendingAgeSeconds = r.now().Sub(oldest).Seconds()
+			rep.OldestPendingAgeSeconds = r.cfg.Now().Sub(oldest).Seconds()
 		}
 		return nil
 	})
@@ -262,14 +325,14 @@ func (r *Relay) RunOnce(ctx context.Context, rep *Report) (int, error) {
 func (r *Relay) claim(ctx context.Context, shard int) ([]outbox.Event, int, error) {
 	var claimed []outbox.Event
 	blocked := 0
-	err := r.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+	err := r.cfg.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		claimed, blocked = claimed[:0], 0
-		now := r.now()
+		now := r.cfg.Now()
 		// One batch of due rows usually fills the claim. When rows queued
 		// behind an aggregate's earlier row (leased or backing off) leave
 		// it short, look four batches deep, so they do not hide claimable
 		// rows behind them.
-		for _, window := range []int{r.batchSize(), 4 * r.batchSize()} {
+		for _, window := range []int{r.cfg.BatchSize, 4 * r.cfg.BatchSize} {
 			due, err := r.listDue(ctx, tx, shard, now, window)
 			if err != nil {
 				return err
@@ -279,7 +342,7 @@ func (r *Relay) claim(ctx context.Context, shard int) ([]outbox.Event, int, erro
 				return err
 			}
 			blocked = len(due) - (len(claimed) - before)
-			if len(claimed) >= r.batchSize() || len(due) < window {
+			if len(claimed) >= r.cfg.BatchSize || len(due) < window {
 				break
 			}
 		}
@@ -297,19 +360,17 @@ func (r *Relay) claim(ctx context.Context, shard int) ([]outbox.Event, int, erro
 // never stranded. Order within an aggregate does not depend on shards:
 // take only claims an aggregate's earliest pending row, whatever its shard.
 func (r *Relay) listDue(ctx context.Context, tx store.Tx, shard int, now time.Time, limit int) ([]outbox.Event, error) {
-	if shard == r.shards()-1 {
+	if shard == r.cfg.Shards-1 {
 		return tx.ListOutboxDueFrom(ctx, shard, now, limit)
 	}
 	return tx.ListOutboxDue(ctx, shard, now, limit)
 }
 
-func (r *Relay) shards() int { return max(r.Shards, 1) }
-
 // take leases the rows of due that are the earliest pending row of their
 // aggregate (one per aggregate, skipping those already in claimed) until the
 // batch is full, and returns claimed with them appended.
 func (r *Relay) take(ctx context.Context, tx store.Tx, due, claimed []outbox.Event, now time.Time) ([]outbox.Event, error) {
-	if len(due) == 0 || len(claimed) >= r.batchSize() {
+	if len(due) == 0 || len(claimed) >= r.cfg.BatchSize {
 		return claimed, nil
 	}
 	ids := make([]string, 0, len(due))
@@ -326,7 +387,7 @@ func (r *Relay) take(ctx context.Context, tx store.Tx, due, claimed []outbox.Eve
 		taken[e.AggregateID] = true
 	}
 	for _, e := range due {
-		if len(claimed) >= r.batchSize() {
+		if len(claimed) >= r.cfg.BatchSize {
 			break
 		}
 		if taken[e.AggregateID] || earliest[e.AggregateID] != e.ID {
@@ -342,8 +403,8 @@ func (r *Relay) take(ctx context.Context, tx store.Tx, due, claimed []outbox.Eve
 	// One statement leases the whole batch. The rows were read in this
 	// transaction, so all are at their version unless another relay raced
 	// us; then the transaction is retried on fresh reads.
-	until := now.Add(r.lease())
-	n, err := tx.LeaseOutbox(ctx, fresh, r.Owner, until)
+	until := now.Add(r.cfg.Lease)
+	n, err := tx.LeaseOutbox(ctx, fresh, r.cfg.Owner, until)
 	if err != nil {
 		return nil, err
 	}
@@ -351,7 +412,7 @@ func (r *Relay) take(ctx context.Context, tx store.Tx, due, claimed []outbox.Eve
 		return nil, apperr.New(apperr.Transient, "relay: %d of %d claimed rows changed under the claim", len(fresh)-n, len(fresh))
 	}
 	for i := len(claimed) - len(fresh); i < len(claimed); i++ {
-		claimed[i].LeaseOwner, claimed[i].LeaseUntil, claimed[i].Version = r.Owner, until, claimed[i].Version+1
+		claimed[i].LeaseOwner, claimed[i].LeaseUntil, claimed[i].Version = r.cfg.Owner, until, claimed[i].Version+1
 	}
 	return claimed, nil
 }
@@ -364,7 +425,7 @@ type outcome struct {
 
 // afterSend calls the AfterSend test hook with the rows the queue accepted.
 func (r *Relay) afterSend(results []outcome) error {
-	if r.AfterSend == nil {
+	if r.cfg.Hooks.AfterSend == nil {
 		return nil
 	}
 	var sent []outbox.Event
@@ -373,7 +434,7 @@ func (r *Relay) afterSend(results []outcome) error {
 			sent = append(sent, o.event)
 		}
 	}
-	return r.AfterSend(sent)
+	return r.cfg.Hooks.AfterSend(sent)
 }
 
 // recordAll records send outcomes in one transaction: every published row
@@ -386,9 +447,9 @@ func (r *Relay) recordAll(ctx context.Context, results []outcome) (published, fa
 		}
 	}
 	var deadTypes []deadRow // hooks run after commit: the closure may run more than once
-	err = r.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+	err = r.cfg.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		published, failed, dead, deadTypes = 0, 0, 0, deadTypes[:0]
-		now := r.now()
+		now := r.cfg.Now()
 		if len(ok) > 0 {
 			// A row whose lease another relay took over (version moved on)
 			// is left alone and not counted: that relay owns it now.
@@ -418,9 +479,7 @@ func (r *Relay) recordAll(ctx context.Context, results []outcome) (published, fa
 	}
 	r.report(results)
 	for _, d := range deadTypes {
-		if r.OnDead != nil {
-			r.OnDead(d.destination, d.errorType)
-		}
+		r.cfg.Hooks.OnDead(d.destination, d.errorType)
 	}
 	return published, failed, dead, nil
 }
@@ -428,16 +487,12 @@ func (r *Relay) recordAll(ctx context.Context, results []outcome) (published, fa
 func (r *Relay) report(results []outcome) {
 	for _, o := range results {
 		if o.err == nil {
-			if r.OnPublished != nil {
-				r.OnPublished(o.event.Destination, 1)
-			}
-			logPublished(r.log(), o.event, "relay")
+			r.cfg.Hooks.OnPublished(o.event.Destination, 1)
+			logPublished(r.cfg.Log, o.event, "relay")
 			continue
 		}
-		if r.OnFailed != nil {
-			r.OnFailed(o.event.Destination, 1)
-		}
-		r.log().Warn("outbox publish failed", "outbox_event_id", o.event.ID, "event_type", o.event.EventType,
+		r.cfg.Hooks.OnFailed(o.event.Destination, 1)
+		r.cfg.Log.Warn("outbox publish failed", "outbox_event_id", o.event.ID, "event_type", o.event.EventType,
 			"idempotency_key", o.event.Metadata[outbox.AttrIdempotencyKey],
 			"order_id", o.event.Metadata[outbox.AttrOrderID], "saga_id", o.event.Metadata[outbox.AttrSagaID],
 			"attempt", o.event.Attempts+1, "error", o.err)
@@ -457,10 +512,10 @@ func (r *Relay) recordFailure(ctx context.Context, tx store.Tx, o outcome, now t
 	e.LeaseOwner, e.LeaseUntil = "", time.Time{}
 	e.Attempts++
 	e.LastError = truncate(o.err.Error(), 1000)
-	if e.Attempts >= r.maxAttempts() {
+	if e.Attempts >= r.cfg.MaxAttempts {
 		e.Status = outbox.StatusDead
 	} else {
-		e.NextAttemptAt = now.Add(r.Backoff.Delay(e.Attempts - 1))
+		e.NextAttemptAt = now.Add(r.cfg.Backoff.Delay(e.Attempts - 1))
 	}
 	if err := tx.UpdateOutbox(ctx, e, prev); err != nil {
 		if apperr.Is(err, apperr.Conflict) {
@@ -472,18 +527,11 @@ func (r *Relay) recordFailure(ctx context.Context, tx store.Tx, o outcome, now t
 		return 1, 0, "", nil
 	}
 	// dlq.Record reopens this row's entry if it was redriven before (loop guard).
-	d, err := dlq.Record(ctx, tx, deadLetter(e, o.err, r.newID(), now), r.LoopLimit)
+	d, err := dlq.Record(ctx, tx, deadLetter(e, o.err, r.cfg.NewID(), now), r.cfg.LoopLimit)
 	if err != nil {
 		return 0, 0, "", err
 	}
 	return 1, 1, d.ErrorType, nil
-}
-
-func (r *Relay) newID() string {
-	if r.NewID != nil {
-		return r.NewID()
-	}
-	return fmt.Sprintf("dl-%d", time.Now().UnixNano())
 }
 
 // deadLetter builds the dead-letter row of an outbox row that exhausted its attempts.

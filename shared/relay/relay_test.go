@@ -54,13 +54,23 @@ func newFixture(t *testing.T) *fixture {
 
 func (f *fixture) newID() string { return fmt.Sprintf("id-%06d", f.ids.Add(1)) }
 
-func (f *fixture) relay(owner string) *Relay {
-	return &Relay{
+// relay builds the fixture's relay; each change adjusts its Config first.
+func (f *fixture) relay(t *testing.T, owner string, changes ...func(*Config)) *Relay {
+	t.Helper()
+	cfg := Config{
 		Store: f.store, Queue: f.queue, URLs: map[string]string{outbox.DestSagaCommands: f.url},
 		Owner: owner, BatchSize: 25, MaxAttempts: 4, Lease: 30 * time.Second,
 		Backoff: resilience.Backoff{Base: time.Second, Cap: time.Minute, Rand: resilience.NewRand(7)},
 		Now:     f.clock.Now, NewID: f.newID,
 	}
+	for _, c := range changes {
+		c(&cfg)
+	}
+	r, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
 
 // addEvents commits n outbox rows, each on its own aggregate unless agg is set.
@@ -133,7 +143,7 @@ func (f *fixture) event(t *testing.T, id string) outbox.Event {
 func TestRelayPublishesEveryRowWithAttributes(t *testing.T) {
 	f := newFixture(t)
 	ids := f.addEvents(t, 57, "")
-	rep, err := f.relay("r1").Run(context.Background(), time.Minute)
+	rep, err := f.relay(t, "r1").Run(context.Background(), time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,17 +164,18 @@ func TestRelayPublishesEveryRowWithAttributes(t *testing.T) {
 func TestCrashAfterSendBeforeMarkResends(t *testing.T) {
 	f := newFixture(t)
 	ids := f.addEvents(t, 5, "")
-	r := f.relay("crashy")
-	r.AfterSend = func([]outbox.Event) error { return errors.New("process killed") }
+	r := f.relay(t, "crashy", func(c *Config) {
+		c.Hooks.AfterSend = func([]outbox.Event) error { return errors.New("process killed") }
+	})
 	if _, err := r.Run(context.Background(), time.Minute); err == nil {
 		t.Fatal("want the simulated crash")
 	}
 	// Rows are still pending and leased: nobody else sends them yet.
-	if rep, _ := f.relay("other").Run(context.Background(), time.Minute); rep.Claimed != 0 {
+	if rep, _ := f.relay(t, "other").Run(context.Background(), time.Minute); rep.Claimed != 0 {
 		t.Fatalf("a live lease was ignored: %+v", rep)
 	}
 	f.clock.Advance(31 * time.Second) // the lease lapses
-	rep, err := f.relay("other").Run(context.Background(), time.Minute)
+	rep, err := f.relay(t, "other").Run(context.Background(), time.Minute)
 	if err != nil || rep.Published != 5 {
 		t.Fatalf("rerun: %+v %v", rep, err)
 	}
@@ -185,7 +196,7 @@ func TestTwoRelaysAtOncePublishEachRowOnce(t *testing.T) {
 		wg.Add(1)
 		go func(i int) {
 			defer wg.Done()
-			rep, err := f.relay(fmt.Sprintf("r%d", i)).Run(context.Background(), time.Minute)
+			rep, err := f.relay(t, fmt.Sprintf("r%d", i)).Run(context.Background(), time.Minute)
 			if err != nil {
 				t.Error(err)
 			}
@@ -207,7 +218,7 @@ func TestTwoRelaysAtOncePublishEachRowOnce(t *testing.T) {
 func TestRowsOfOneAggregateGoInOrder(t *testing.T) {
 	f := newFixture(t)
 	ids := f.addEvents(t, 12, "one-aggregate")
-	r := f.relay("r")
+	r := f.relay(t, "r")
 	for i := 0; i < 20; i++ {
 		if _, err := r.Run(context.Background(), time.Minute); err != nil {
 			t.Fatal(err)
@@ -233,9 +244,9 @@ func (q *flakyQueue) SendBatch(ctx context.Context, url string, msgs []queue.Out
 func TestFailingQueueBacksOffThenDeadLetters(t *testing.T) {
 	f := newFixture(t)
 	ids := f.addEvents(t, 1, "")
-	r := f.relay("r")
 	q := &flakyQueue{Queue: f.queue}
-	r.Queue = q
+	var backoff resilience.Backoff
+	r := f.relay(t, "r", func(c *Config) { c.Queue, backoff = q, c.Backoff })
 	var delays []time.Duration
 	for attempt := 1; attempt <= 4; attempt++ {
 		rep, err := r.Run(context.Background(), time.Minute)
@@ -248,7 +259,7 @@ func TestFailingQueueBacksOffThenDeadLetters(t *testing.T) {
 		}
 		if attempt < 4 {
 			d := e.NextAttemptAt.Sub(f.clock.Now())
-			ceil := r.Backoff.Ceiling(attempt - 1)
+			ceil := backoff.Ceiling(attempt - 1)
 			if d < 0 || d >= ceil {
 				t.Errorf("attempt %d: backoff %v outside full-jitter window [0, %v)", attempt, d, ceil)
 			}
@@ -312,7 +323,7 @@ func TestDispatchFastPathMarksPublished(t *testing.T) {
 	for _, id := range ids {
 		evs = append(evs, f.event(t, id))
 	}
-	f.relay("api").Dispatch(context.Background(), evs)
+	f.relay(t, "api").Dispatch(context.Background(), evs)
 	for _, id := range ids {
 		if e := f.event(t, id); e.Status != outbox.StatusPublished {
 			t.Errorf("row %s not published by the fast path", id)
@@ -323,7 +334,7 @@ func TestDispatchFastPathMarksPublished(t *testing.T) {
 		t.Errorf("delivered %v", counts)
 	}
 	// The relay finds nothing left to do.
-	if rep, _ := f.relay("r").Run(context.Background(), time.Minute); rep.Claimed != 0 {
+	if rep, _ := f.relay(t, "r").Run(context.Background(), time.Minute); rep.Claimed != 0 {
 		t.Errorf("relay re-sent fast-path rows: %+v", rep)
 	}
 }
@@ -331,8 +342,7 @@ func TestDispatchFastPathMarksPublished(t *testing.T) {
 func TestMissingDestinationIsAFailureNotALoss(t *testing.T) {
 	f := newFixture(t)
 	ids := f.addEvents(t, 1, "")
-	r := f.relay("r")
-	r.URLs = map[string]string{}
+	r := f.relay(t, "r", func(c *Config) { c.URLs = map[string]string{} })
 	if _, err := r.Run(context.Background(), time.Minute); err != nil {
 		t.Fatal(err)
 	}
@@ -369,8 +379,7 @@ func TestAFailedRowHoldsBackLaterRowsOfItsAggregate(t *testing.T) {
 	f := newFixture(t)
 	ids := f.addEvents(t, 6, "agg-x")
 	others := f.addEvents(t, 3, "")
-	r := f.relay("r")
-	r.Queue = &failFirst{Queue: f.queue, id: ids[0]}
+	r := f.relay(t, "r", func(c *Config) { c.Queue = &failFirst{Queue: f.queue, id: ids[0]} })
 	if _, err := r.Run(context.Background(), time.Minute); err != nil {
 		t.Fatal(err)
 	}
@@ -413,7 +422,7 @@ func TestRunReportsRowsBlockedBehindALeasedRow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := f.relay("r").Run(context.Background(), time.Minute)
+	rep, err := f.relay(t, "r").Run(context.Background(), time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -440,8 +449,7 @@ func TestRelayDrainsEveryShard(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := f.relay("r")
-	r.Shards = 4
+	r := f.relay(t, "r", func(c *Config) { c.Shards = 4 })
 	rep, err := r.Run(context.Background(), time.Minute)
 	if err != nil || rep.Published != 4 || rep.Pending != 0 {
 		t.Fatalf("report %+v, %v: every shard must be drained", rep, err)
@@ -467,8 +475,7 @@ func TestBlockedRowsDoNotHideClaimableOnes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := f.relay("r")
-	r.BatchSize = 5
+	r := f.relay(t, "r", func(c *Config) { c.BatchSize = 5 })
 	rep, err := r.Run(context.Background(), time.Minute)
 	if err != nil {
 		t.Fatal(err)

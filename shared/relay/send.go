@@ -24,7 +24,7 @@ func (r *Relay) send(ctx context.Context, events []outbox.Event) []outcome {
 	}
 	for _, dest := range order {
 		evs := byDest[dest]
-		url := r.URLs[dest]
+		url := r.cfg.URLs[dest]
 		if url == "" {
 			err := apperr.New(apperr.Internal, "no queue is configured for destination %q", dest)
 			for _, e := range evs {
@@ -42,14 +42,14 @@ func (r *Relay) send(ctx context.Context, events []outbox.Event) []outcome {
 
 func (r *Relay) sendChunk(ctx context.Context, url string, evs []outbox.Event) []outcome {
 	msgs := make([]queue.OutMessage, len(evs))
-	now := r.now()
+	now := r.cfg.Now()
 	for i, e := range evs {
 		// A row scheduled for later (a saga retry after backoff) is sent now
 		// with a queue delay, so retries need not wait for the relay's timer.
 		delay := min(max(e.NextAttemptAt.Sub(now), 0), queue.MaxDelay)
 		msgs[i] = queue.OutMessage{ID: e.ID, Body: string(e.Payload), Attributes: e.Attributes(), Delay: delay.Truncate(time.Second)}
 	}
-	res, err := r.Queue.SendBatch(ctx, url, msgs)
+	res, err := r.cfg.Queue.SendBatch(ctx, url, msgs)
 	out := make([]outcome, len(evs))
 	byID := make(map[string]error, len(res))
 	got := make(map[string]bool, len(res))
@@ -86,27 +86,25 @@ func (r *Relay) Dispatch(ctx context.Context, events []outbox.Event) {
 		}
 	}
 	if len(ok) == 0 {
-		r.log().Warn("fast-path dispatch sent nothing; the relay will publish", "events", len(events), "error", results[0].err)
+		r.cfg.Log.Warn("fast-path dispatch sent nothing; the relay will publish", "events", len(events), "error", results[0].err)
 		return
 	}
 	marks := make([]store.OutboxVersion, len(ok))
 	for i, e := range ok {
 		marks[i] = store.OutboxVersion{ID: e.ID, Version: e.Version}
 	}
-	err := r.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+	err := r.cfg.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		// A row the relay took over meanwhile (version moved on) is skipped.
-		_, err := tx.MarkOutboxPublished(ctx, marks, r.now())
+		_, err := tx.MarkOutboxPublished(ctx, marks, r.cfg.Now())
 		return err
 	})
 	if err != nil {
-		r.log().Warn("fast-path mark published failed; rows will be sent again by the relay", "error", err)
+		r.cfg.Log.Warn("fast-path mark published failed; rows will be sent again by the relay", "error", err)
 		return
 	}
 	for _, e := range ok {
-		if r.OnPublished != nil {
-			r.OnPublished(e.Destination, 1)
-		}
-		logPublished(r.log(), e, "fast")
+		r.cfg.Hooks.OnPublished(e.Destination, 1)
+		logPublished(r.cfg.Log, e, "fast")
 	}
-	r.log().Debug("fast-path dispatch", "events", len(ok), "took_ms", time.Since(start).Milliseconds())
+	r.cfg.Log.Debug("fast-path dispatch", "events", len(ok), "took_ms", time.Since(start).Milliseconds())
 }

@@ -43,8 +43,7 @@ func TestLoweringShardsStrandsNothing(t *testing.T) {
 			for a := 0; a < 8; a++ {
 				add(fmt.Sprintf("agg-%d", a), a%now)
 			}
-			r := f.relay("r")
-			r.Shards = now
+			r := f.relay(t, "r", func(c *Config) { c.Shards = now })
 			for i := 0; i < 10; i++ {
 				if _, err := r.Run(context.Background(), time.Minute); err != nil {
 					t.Fatal(err)

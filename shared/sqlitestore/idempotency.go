@@ -6,14 +6,17 @@ import (
 
 	"ordersaga/shared/apperr"
 	"ordersaga/shared/idempotency"
+	"ordersaga/shared/store/bucket"
 )
 
 const idemColumns = `scope, idem_key, fingerprint, status, response_status, response_body, location,
 	resource_id, locked_until, created_at, expires_at`
 
 const (
-	sqlInsertIdem = `INSERT INTO idempotency_keys (` + idemColumns + `)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	// bucket: the YDB twin's column (schema/sqlite/0011_buckets.sql), a
+	// function of the key, so the takeover UPDATE never changes it.
+	sqlInsertIdem = `INSERT INTO idempotency_keys (` + idemColumns + `, bucket)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	sqlGetIdem = `SELECT ` + idemColumns + ` FROM idempotency_keys WHERE scope = ? AND idem_key = ?`
 	// The takeover matches the previous record's fingerprint, status and
 	// expiry exactly, so two callers taking over the same key cannot both win.
@@ -32,7 +35,7 @@ const (
 func (t *tx) InsertIdempotencyKey(ctx context.Context, r idempotency.Record) error {
 	return t.insert(ctx, "idempotency key "+quoted(r.Key), sqlInsertIdem,
 		r.Scope, r.Key, r.Fingerprint, string(r.Status), r.ResponseStatus, r.ResponseBody, r.Location,
-		r.ResourceID, tm(r.LockedUntil), tm(r.CreatedAt), tm(r.ExpiresAt))
+		r.ResourceID, tm(r.LockedUntil), tm(r.CreatedAt), tm(r.ExpiresAt), bucket.Of(r.Scope, r.Key))
 }
 
 // GetIdempotencyKey implements store.Idempotency; NotFound if missing.

@@ -11,7 +11,7 @@ const outboxColumns = `id, shard, aggregate_type, aggregate_id, event_type, dest
 	metadata, status, attempts, next_attempt_at, lease_owner, lease_until, last_error, created_at,
 	published_at, version`
 
-// The statuses the partial indexes of migration 0011 are defined on; a
+// The statuses the partial indexes of migration 0012 are defined on; a
 // query must name them literally (not as a parameter) for SQLite to use a
 // partial index (sqlite.org/partialindex.html, "Queries Using Partial
 // Indexes").

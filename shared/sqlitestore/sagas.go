@@ -5,14 +5,17 @@ import (
 	"time"
 
 	"ordersaga/shared/saga"
+	"ordersaga/shared/store/bucket"
 )
 
 const sagaColumns = `id, type, state, data, step, attempts, lease_owner, lease_until, next_attempt_at,
 	last_error, correlation_id, created_at, updated_at, finished_at, version`
 
 const (
-	sqlInsertSaga = `INSERT INTO sagas (` + sagaColumns + `)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	// bucket: the YDB twin's column (schema/sqlite/0011_buckets.sql), a
+	// function of the id, so the UPDATE never changes it.
+	sqlInsertSaga = `INSERT INTO sagas (` + sagaColumns + `, bucket)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	sqlGetSaga    = `SELECT ` + sagaColumns + ` FROM sagas WHERE id = ?`
 	sqlUpdateSaga = `UPDATE sagas SET type = ?, state = ?, data = ?, step = ?, attempts = ?,
 	lease_owner = ?, lease_until = ?, next_attempt_at = ?, last_error = ?, correlation_id = ?,
@@ -44,7 +47,7 @@ func (t *tx) InsertSaga(ctx context.Context, s saga.Instance) error {
 	return t.insert(ctx, "saga "+quoted(s.ID), sqlInsertSaga,
 		s.ID, s.Type, string(s.State), data, s.Step, s.Attempts, s.LeaseOwner, tm(s.LeaseUntil),
 		tm(s.NextAttemptAt), note(s.LastError), s.CorrelationID, tm(s.CreatedAt), tm(s.UpdatedAt),
-		tm(s.FinishedAt), s.Version)
+		tm(s.FinishedAt), s.Version, bucket.Of(s.ID))
 }
 
 // GetSaga implements store.Sagas; NotFound if missing.

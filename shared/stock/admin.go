@@ -5,9 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
-	"time"
-
-	"github.com/google/uuid"
 
 	"ordersaga/shared/apperr"
 	"ordersaga/shared/dlq"
@@ -35,7 +32,7 @@ func (s *Service) SetAvailable(ctx context.Context, actor, sku string, available
 	}
 	var out inventory.Stock
 	err := s.retryConflict(ctx, func(ctx context.Context, tx store.Tx) error {
-		now := s.now()
+		now := s.cfg.Now()
 		cur, err := tx.GetStock(ctx, sku)
 		prev := cur.Version
 		switch {
@@ -50,7 +47,7 @@ func (s *Service) SetAvailable(ctx context.Context, actor, sku string, available
 			return err
 		}
 		params, _ := json.Marshal(map[string]any{"sku": sku, "available": available, "before": before})
-		if err := tx.InsertAudit(ctx, dlq.AuditRecord{ID: s.newID(now), At: now, Actor: actor, Action: "stock_set",
+		if err := tx.InsertAudit(ctx, dlq.AuditRecord{ID: s.cfg.NewID(), At: now, Actor: actor, Action: "stock_set",
 			Params: params, Count: 1, Outcome: "ok", Detail: params}); err != nil {
 			return err
 		}
@@ -63,17 +60,10 @@ func (s *Service) SetAvailable(ctx context.Context, actor, sku string, available
 // List returns every SKU's stock, ordered by SKU.
 func (s *Service) List(ctx context.Context) ([]inventory.Stock, error) {
 	var out []inventory.Stock
-	err := s.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
+	err := s.cfg.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
 		var err error
 		out, err = tx.ListStock(ctx)
 		return err
 	})
 	return out, err
-}
-
-func (s *Service) newID(time.Time) string {
-	if s.NewID != nil {
-		return s.NewID()
-	}
-	return "stock-" + uuid.NewString()
 }

@@ -12,8 +12,8 @@ import (
 	"ordersaga/shared/store"
 )
 
-func settle(s *stock.Service, sagaID string) error {
-	return s.Store.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
+func settle(s store.Store, sagaID string) error {
+	return s.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
 		return stock.Settle(ctx, tx, sagaID, t0)
 	})
 }
@@ -25,7 +25,7 @@ func settle(s *stock.Service, sagaID string) error {
 // already released" (Rejected) instead of its recorded outcome (fails).
 func TestSettleReleaseOrderings_Review(t *testing.T) {
 	ctx := context.Background()
-	s := newService(t, map[string]int64{"a": 10})
+	s, db := newServiceStore(t, map[string]int64{"a": 10})
 	line := []inventory.Line{{SKU: "a", Quantity: 3}}
 	want := func(step string, av, res, sold int64) {
 		t.Helper()
@@ -38,7 +38,7 @@ func TestSettleReleaseOrderings_Review(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i := 0; i < 2; i++ {
-		if err := settle(s, "s1"); err != nil {
+		if err := settle(db, "s1"); err != nil {
 			t.Fatalf("settle #%d: %v", i+1, err)
 		}
 		want(fmt.Sprintf("settle #%d", i+1), 7, 0, 3)
@@ -60,7 +60,7 @@ func TestSettleReleaseOrderings_Review(t *testing.T) {
 	if _, err := s.Release(ctx, "s2"); err != nil {
 		t.Fatal(err)
 	}
-	if err := settle(s, "s2"); !apperr.Is(err, apperr.Invalid) {
+	if err := settle(db, "s2"); !apperr.Is(err, apperr.Invalid) {
 		t.Fatalf("settle after release: %v, want Invalid", err)
 	}
 	want("settle after release", 7, 0, 3)
@@ -74,8 +74,8 @@ func TestSettleReleaseOrderings_Review(t *testing.T) {
 			if err := s.Reserve(ctx, id, id, []inventory.Line{{SKU: "a", Quantity: 1}}); err != nil {
 				return // out of stock, or a transient conflict: no units moved
 			}
-			_ = settle(s, id)
-			_ = settle(s, id)
+			_ = settle(db, id)
+			_ = settle(db, id)
 		}(i)
 	}
 	wg.Wait()

@@ -18,20 +18,44 @@ import (
 	"sort"
 	"time"
 
+	"github.com/google/uuid"
+
 	"ordersaga/shared/apperr"
 	"ordersaga/shared/inventory"
 	"ordersaga/shared/store"
 )
 
-// Service is the stock participant. Fields are set once at wiring time; a
-// Service is safe for concurrent use (the store serialises conflicting
-// transactions and each call re-reads what it decides on).
-type Service struct {
-	Store store.Store
-	// Now is the clock; time.Now if nil.
+// Config configures a Service (New).
+type Config struct {
+	Store store.Store // required
+	// Now is the clock (default time.Now); the Service reads it in UTC.
 	Now func() time.Time
-	// NewID names audit records of operator changes.
+	// NewID names audit records of operator changes (default a random UUID).
 	NewID func() string
+}
+
+// Service is the stock participant. It is built once by New and safe for
+// concurrent use (the store serialises conflicting transactions and each
+// call re-reads what it decides on).
+type Service struct {
+	cfg Config
+}
+
+// New returns a Service with cfg's nil fields set to their defaults. It
+// fails (apperr.Invalid) without a store.
+func New(cfg Config) (*Service, error) {
+	if cfg.Store == nil {
+		return nil, apperr.New(apperr.Invalid, "stock.New: a store is required")
+	}
+	now := cfg.Now
+	if now == nil {
+		now = time.Now
+	}
+	cfg.Now = func() time.Time { return now().UTC() }
+	if cfg.NewID == nil {
+		cfg.NewID = uuid.NewString
+	}
+	return &Service{cfg: cfg}, nil
 }
 
 // maxConflictRetries bounds re-runs after a concurrent insert of the same
@@ -57,42 +81,59 @@ func (s *Service) Reserve(ctx context.Context, sagaID, orderID string, lines []i
 	}
 	var outcome error
 	err = s.retryConflict(ctx, func(ctx context.Context, tx store.Tx) error {
-		outcome = nil
-		r, err := tx.GetReservation(ctx, sagaID)
-		if err == nil {
-			outcome = reservationOutcome(r)
-			return nil
-		}
-		if !apperr.Is(err, apperr.NotFound) {
-			return err
-		}
-		now := s.now()
-		stocks, short, err := readStocks(ctx, tx, need)
-		if err != nil {
-			return err
-		}
-		r = inventory.Reservation{ID: sagaID, OrderID: orderID, Lines: normalized(need),
-			Status: inventory.Reserved, CreatedAt: now, UpdatedAt: now, Version: 1}
-		if short != "" {
-			r.Status, r.Reason = inventory.Rejected, "out of stock: "+short
-			outcome = apperr.New(apperr.Rejected, "%s", r.Reason)
-			return tx.InsertReservation(ctx, r)
-		}
-		for _, st := range stocks {
-			prev := st.Version
-			st.Available -= need[st.SKU]
-			st.Reserved += need[st.SKU]
-			st.UpdatedAt, st.Version = now, prev+1
-			if err := tx.PutStock(ctx, st, prev); err != nil {
-				return err
-			}
-		}
-		return tx.InsertReservation(ctx, r)
+		_, o, err := reserve(ctx, tx, sagaID, orderID, need, s.cfg.Now())
+		outcome = o
+		return err
 	})
 	if err != nil {
 		return err
 	}
 	return outcome
+}
+
+// ReserveIn is Reserve inside the caller's transaction tx (the saga step's
+// save transaction: the reservation commits, or rolls back, with the saga's
+// new state), with the same outcomes, recorded per saga id. It returns the
+// reservation as stored in tx (when there is one), its outcome as outcome
+// (nil, Rejected, Invalid) and a store failure as err (the caller's
+// transaction fails).
+func (s *Service) ReserveIn(ctx context.Context, tx store.Tx, sagaID, orderID string, lines []inventory.Line, now time.Time) (r inventory.Reservation, outcome, err error) {
+	need, err := aggregate(sagaID, lines)
+	if err != nil {
+		return inventory.Reservation{}, err, nil
+	}
+	return reserve(ctx, tx, sagaID, orderID, need, now.UTC())
+}
+
+// reserve is Reserve's transaction body (see Reserve and ReserveIn).
+func reserve(ctx context.Context, tx store.Tx, sagaID, orderID string, need map[string]int64, now time.Time) (inventory.Reservation, error, error) {
+	r, err := tx.GetReservation(ctx, sagaID)
+	if err == nil {
+		return r, reservationOutcome(r), nil
+	}
+	if !apperr.Is(err, apperr.NotFound) {
+		return r, nil, err
+	}
+	stocks, short, err := readStocks(ctx, tx, need)
+	if err != nil {
+		return r, nil, err
+	}
+	r = inventory.Reservation{ID: sagaID, OrderID: orderID, Lines: normalized(need),
+		Status: inventory.Reserved, CreatedAt: now, UpdatedAt: now, Version: 1}
+	if short != "" {
+		r.Status, r.Reason = inventory.Rejected, "out of stock: "+short
+		return r, apperr.New(apperr.Rejected, "%s", r.Reason), tx.InsertReservation(ctx, r)
+	}
+	for _, st := range stocks {
+		prev := st.Version
+		st.Available -= need[st.SKU]
+		st.Reserved += need[st.SKU]
+		st.UpdatedAt, st.Version = now, prev+1
+		if err := tx.PutStock(ctx, st, prev); err != nil {
+			return r, nil, err
+		}
+	}
+	return r, nil, tx.InsertReservation(ctx, r)
 }
 
 // Release gives back the stock reserved for sagaID and reports whether the
@@ -111,7 +152,7 @@ func (s *Service) Release(ctx context.Context, sagaID string) (bool, error) {
 	var released bool
 	err := s.retryConflict(ctx, func(ctx context.Context, tx store.Tx) error {
 		released = false
-		now := s.now()
+		now := s.cfg.Now()
 		r, err := tx.GetReservation(ctx, sagaID)
 		if apperr.Is(err, apperr.NotFound) {
 			return tx.InsertReservation(ctx, inventory.Reservation{ID: sagaID, Status: inventory.Released,
@@ -167,6 +208,15 @@ func Settle(ctx context.Context, tx store.Tx, sagaID string, now time.Time) erro
 	if err != nil {
 		return err
 	}
+	return SettleKnown(ctx, tx, r, now)
+}
+
+// SettleKnown is Settle for a reservation r the caller already has (as an
+// earlier committed transaction of ReserveIn stored it), so it is not read
+// again: its update expects r.Version, so if the reservation changed since,
+// the update fails with Conflict and tx with it.
+func SettleKnown(ctx context.Context, tx store.Tx, r inventory.Reservation, now time.Time) error {
+	sagaID := r.ID
 	switch r.Status {
 	case inventory.Settled:
 		return nil
@@ -208,7 +258,7 @@ func (s *Service) Seed(ctx context.Context, stock map[string]int64) error {
 	}
 	sort.Strings(skus)
 	return s.retryConflict(ctx, func(ctx context.Context, tx store.Tx) error {
-		now := s.now()
+		now := s.cfg.Now()
 		for _, sku := range skus {
 			_, err := tx.GetStock(ctx, sku)
 			if err == nil {
@@ -228,7 +278,7 @@ func (s *Service) Seed(ctx context.Context, stock map[string]int64) error {
 // Get returns one SKU's stock (zero stock for an unknown SKU).
 func (s *Service) Get(ctx context.Context, sku string) (inventory.Stock, error) {
 	var st inventory.Stock
-	err := s.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
+	err := s.cfg.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
 		var err error
 		st, err = tx.GetStock(ctx, sku)
 		if apperr.Is(err, apperr.NotFound) {
@@ -244,17 +294,10 @@ func (s *Service) Get(ctx context.Context, sku string) (inventory.Stock, error) 
 func (s *Service) retryConflict(ctx context.Context, fn func(ctx context.Context, tx store.Tx) error) error {
 	var err error
 	for i := 0; i < maxConflictRetries; i++ {
-		err = s.Store.InTx(ctx, fn)
+		err = s.cfg.Store.InTx(ctx, fn)
 		if !apperr.Is(err, apperr.Conflict) {
 			return err
 		}
 	}
 	return apperr.Wrap(apperr.Transient, err, "stock: concurrent updates")
-}
-
-func (s *Service) now() time.Time {
-	if s.Now != nil {
-		return s.Now().UTC()
-	}
-	return time.Now().UTC()
 }

@@ -19,16 +19,26 @@ var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
 func newService(t *testing.T, seed map[string]int64) *stock.Service {
 	t.Helper()
+	s, _ := newServiceStore(t, seed)
+	return s
+}
+
+// newServiceStore returns a seeded service and the store under it.
+func newServiceStore(t *testing.T, seed map[string]int64) (*stock.Service, store.Store) {
+	t.Helper()
 	st, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "stock.db"), sqlitestore.Options{})
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
 	t.Cleanup(func() { st.Close() })
-	s := &stock.Service{Store: st, Now: func() time.Time { return t0 }}
+	s, err := stock.New(stock.Config{Store: st, Now: func() time.Time { return t0 }})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := s.Seed(context.Background(), seed); err != nil {
 		t.Fatalf("seed: %v", err)
 	}
-	return s
+	return s, st
 }
 
 func mustStock(t *testing.T, s *stock.Service, sku string) inventory.Stock {
@@ -157,7 +167,7 @@ func TestSeedIsIdempotent(t *testing.T) {
 // and the same saga against itself.
 func TestConcurrentReservationsNeverOversell(t *testing.T) {
 	ctx := context.Background()
-	s := newService(t, map[string]int64{"a": 7})
+	s, st := newServiceStore(t, map[string]int64{"a": 7})
 	const n = 20
 	var wg sync.WaitGroup
 	errs := make([]error, n)
@@ -191,7 +201,7 @@ func TestConcurrentReservationsNeverOversell(t *testing.T) {
 	}
 	wantStock(t, s, "a", 1, 6)
 	var all []inventory.Stock
-	err := s.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
+	err := st.View(ctx, func(ctx context.Context, tx store.Tx) error {
 		var err error
 		all, err = tx.ListStock(ctx)
 		return err
@@ -202,7 +212,7 @@ func TestConcurrentReservationsNeverOversell(t *testing.T) {
 }
 
 func TestSetAvailableIsAuditedAndValidated(t *testing.T) {
-	svc := newService(t, nil)
+	svc, db := newServiceStore(t, nil)
 	ctx := context.Background()
 	if _, err := svc.SetAvailable(ctx, "ops", "sku-new", 40); err != nil {
 		t.Fatal(err)
@@ -222,7 +232,7 @@ func TestSetAvailableIsAuditedAndValidated(t *testing.T) {
 			t.Errorf("SetAvailable(%q, %d) = %v, want Invalid", bad.sku, bad.n, err)
 		}
 	}
-	_ = svc.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
+	_ = db.View(ctx, func(ctx context.Context, tx store.Tx) error {
 		audit, err := tx.ListAudit(ctx, 10)
 		if err != nil || len(audit) != 2 || audit[0].Actor != "ops" || audit[0].Action != "stock_set" {
 			t.Errorf("audit %+v %v", audit, err)

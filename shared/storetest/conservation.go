@@ -22,7 +22,10 @@ var conservationTests = []subtest{
 // stock is never released.
 func testSettle(t *testing.T, s store.Store) {
 	sku := newID("sku-settle")
-	svc := &stock.Service{Store: s, Now: func() time.Time { return odd }}
+	svc, err := stock.New(stock.Config{Store: s, Now: func() time.Time { return odd }})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := svc.Seed(testCtx(t), map[string]int64{sku: 10}); err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +72,10 @@ func testStockConservation(t *testing.T, s store.Store) {
 	r := rand.New(rand.NewPCG(7, 13))
 	skus := []string{newID("sku-c"), newID("sku-c")}
 	const each = 20
-	svc := &stock.Service{Store: s, Now: func() time.Time { return odd }}
+	svc, err := stock.New(stock.Config{Store: s, Now: func() time.Time { return odd }})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := svc.Seed(testCtx(t), map[string]int64{skus[0]: each, skus[1]: each}); err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ var deadLetterTests = []subtest{
 	{"find_newest", testFindDeadLetter},
 	{"filters", testDeadLetterFilters},
 	{"pagination", testDeadLetterPages},
+	{"pagination_undated", testDeadLetterPagesUndated},
 }
 
 func deadLetterID(d dlq.DeadLetter) string { return d.ID }
@@ -248,4 +249,75 @@ func testDeadLetterPages(t *testing.T, s store.Store) {
 		return err
 	})
 	wantKind(t, "ListDeadLetters with a malformed cursor", err, apperr.Invalid)
+}
+
+// Entries without a LastFailedAt (the zero time) are the oldest: listed
+// after every dated entry (ties by ID descending), on every page size, with
+// and without a status filter; a To bound keeps them, a From bound drops
+// them. (On YDB they are a branch of their own: a NULL key prefix.)
+func testDeadLetterPagesUndated(t *testing.T, s store.Store) {
+	base, orderID := window(), newID("ord")
+	var ds []dlq.DeadLetter
+	for i, last := range []int{-1, 5, -1, 5, 7, -1, 1} { // -1: no LastFailedAt
+		d := dlq.DeadLetter{ID: newID("dl"), Source: dlq.SourceSaga, OrderID: orderID, Status: dlq.StatusOpen, CreatedAt: base}
+		if i%2 == 1 {
+			d.Status = dlq.StatusResolved
+		}
+		if last >= 0 {
+			d.LastFailedAt = sec(base, last)
+		}
+		ds = append(ds, d)
+	}
+	insertDeadLetters(t, s, ds...)
+	sort.Slice(ds, func(i, j int) bool {
+		a, b := ds[i].LastFailedAt, ds[j].LastFailedAt
+		if a.IsZero() != b.IsZero() {
+			return b.IsZero()
+		}
+		if !a.Equal(b) {
+			return a.After(b)
+		}
+		return ds[i].ID > ds[j].ID
+	})
+	only := func(keep func(dlq.DeadLetter) bool) []string {
+		var out []string
+		for _, d := range ds {
+			if keep(d) {
+				out = append(out, d.ID)
+			}
+		}
+		return out
+	}
+	all := func(dlq.DeadLetter) bool { return true }
+	for _, tc := range []struct {
+		name string
+		f    dlq.Filter
+		want []string
+	}{
+		{"order", dlq.Filter{OrderID: orderID}, only(all)},
+		{"order and status", dlq.Filter{OrderID: orderID, Status: dlq.StatusOpen},
+			only(func(d dlq.DeadLetter) bool { return d.Status == dlq.StatusOpen })},
+		{"to keeps the undated", dlq.Filter{OrderID: orderID, To: sec(base, 6)},
+			only(func(d dlq.DeadLetter) bool { return d.LastFailedAt.Before(sec(base, 6)) })},
+		{"from drops the undated", dlq.Filter{OrderID: orderID, From: sec(base, 2)},
+			only(func(d dlq.DeadLetter) bool { return !d.LastFailedAt.Before(sec(base, 2)) })},
+	} {
+		for _, limit := range []int{1, 2, 3, 100} {
+			var (
+				got []string
+				cur string
+			)
+			for page := 0; page < 10; page++ {
+				ids, next := listIDs(t, s, tc.f, dlq.Page{Limit: limit, Cursor: cur})
+				got = append(got, ids...)
+				if next == "" {
+					break
+				}
+				cur = next
+			}
+			if !equalIDs(got, tc.want) {
+				t.Errorf("%s, limit %d:\n got %v\nwant %v", tc.name, limit, got, tc.want)
+			}
+		}
+	}
 }

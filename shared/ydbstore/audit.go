@@ -2,6 +2,8 @@ package ydbstore
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/ydb-platform/ydb-go-sdk/v3/query"
@@ -30,13 +32,21 @@ DECLARE $detail AS Optional<String>;
 INSERT INTO audit (` + auditColumns + `)
 VALUES ($id, $col_at, $actor, $col_action, $params, $col_count, $outcome, $detail);`
 
-	// Newest first (a NULL time is the oldest), ties by id descending; a
-	// sort of the whole, small, table.
+	// Newest first (a NULL time is the oldest), ties by id descending:
+	// idx_at (migration 0014) read backwards in index order with LIMIT
+	// (the range at >= the epoch, which holds every non-NULL time), and
+	// the NULL point prefix in id order; the adapter puts the NULLs last.
+	// At most 2 x LIMIT rows, whatever the size of the log.
 	yqlListAudit = `
+DECLARE $epoch AS Timestamp;
 DECLARE $limit AS Uint64;
-SELECT ` + auditColumns + ` FROM audit
-ORDER BY (` + "`at`" + ` IS NOT NULL) DESC, ` + "`at`" + ` DESC, id DESC
-LIMIT $limit;`
+$dated = SELECT ` + auditColumns + ` FROM audit VIEW idx_at
+WHERE ` + "`at`" + ` >= $epoch
+ORDER BY ` + "`at`" + ` DESC, id DESC LIMIT $limit;
+$undated = SELECT ` + auditColumns + ` FROM audit VIEW idx_at
+WHERE ` + "`at`" + ` IS NULL
+ORDER BY id DESC LIMIT $limit;
+SELECT * FROM $dated UNION ALL SELECT * FROM $undated;`
 )
 
 // InsertAudit implements store.DeadLetters; Conflict if the id exists.
@@ -52,7 +62,8 @@ func (t *tx) ListAudit(ctx context.Context, limit int) ([]dlq.AuditRecord, error
 		return nil, nil
 	}
 	var out []dlq.AuditRecord
-	err := t.rows(ctx, "list audit records", yqlListAudit, newParams().uint("$limit", uint64(limit)),
+	err := t.rows(ctx, "list audit records", yqlListAudit,
+		newParams().ts("$epoch", time.Unix(0, 0)).uint("$limit", uint64(limit)),
 		func(r query.Row) error {
 			var (
 				a     dlq.AuditRecord
@@ -75,7 +86,22 @@ func (t *tx) ListAudit(ctx context.Context, limit int) ([]dlq.AuditRecord, error
 			out = append(out, a)
 			return nil
 		})
-	return out, err
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(out, func(a, b dlq.AuditRecord) int {
+		if a.At.IsZero() != b.At.IsZero() {
+			if a.At.IsZero() {
+				return 1
+			}
+			return -1
+		}
+		if c := b.At.Compare(a.At); c != 0 {
+			return c
+		}
+		return strings.Compare(b.ID, a.ID)
+	})
+	return out[:min(len(out), limit)], nil
 }
 
 func auditParams(a dlq.AuditRecord) *paramList {

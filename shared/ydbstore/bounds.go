@@ -3,7 +3,7 @@ package ydbstore
 // ReadBound is what one list query may read, by its LIMIT and index
 // (issue 12 items 3-5; docs/ydb.md "Rows read").
 type ReadBound struct {
-	Query string // the yql const
+	Query string // the yql const, or the q var of a built query
 	Index string // the index or key range it reads
 	Rows  string // the most rows it may read
 }
@@ -13,22 +13,38 @@ type ReadBound struct {
 // index order (no ORDER BY expression, no "$x IS NULL OR" filter), so it
 // stops after LIMIT matching rows; "+ leased" are rows in the range that a
 // residual lease filter skips (the batches or sagas in flight right now).
+// "9 buckets" are bucket 0..7 and the NULL bucket (buckets.go): an empty
+// branch is one key-range probe, so the bound is reached only when that
+// many rows are due in every branch.
 func ReadBounds() []ReadBound {
 	return []ReadBound{
 		{"yqlListOutboxDue", "idx_status_shard_next (status, shard, NULL) + (status, shard, next <= now)", "2 branches: 2 x LIMIT + leased"},
 		{"yqlListOutboxDueFrom", "as yqlListOutboxDue for the shard, + shards above it", "2 x LIMIT + leased, + LIMIT of the rows left in higher shards (only while a larger OUTBOX_SHARDS drains)"},
 		{"yqlPendingByAggregate", "idx_aggregate, aggregate_id IN (<= 500 ids)", "pending rows of those aggregates (a few each)"},
 		{"yqlOutboxBacklog", "idx_status_shard_next (status) prefix, LIMIT cap", "OutboxBacklogCap (1000) index rows + as many row lookups for created_at"},
-		{"yqlListLockLapsedIdem", "idx_status_locked (status, NULL) + (status, locked <= now)", "2 branches: 2 x LIMIT"},
-		{"yqlListSagasDue", "idx_state_next, 3 states x (NULL, next <= now)", "6 branches: 6 x LIMIT + leased"},
-		{"yqlListSagasByState", "idx_state_updated (state, >= epoch) desc + (state, NULL)", "2 branches: 2 x LIMIT (the reconciler: LIMIT per finished state, not every finished saga)"},
-		{"yqlListSagasByStateBefore", "idx_state_updated (state, < before) desc + (state, NULL)", "2 branches: 2 x LIMIT"},
+		{"qListLockLapsedIdem", "idx_bucket_status_locked, 9 buckets x ((bucket, status, NULL) + (bucket, status, locked <= now))", "18 branches: 18 x LIMIT"},
+		{"qListSagasDue", "idx_bucket_state_next, 9 buckets x 3 states x (NULL, next <= now)", "54 branches: 54 x LIMIT + leased"},
+		{"qListSagasByState", "idx_bucket_state_updated, 9 buckets x ((bucket, state, >= epoch) desc + (bucket, state, NULL))", "18 branches: 18 x LIMIT (the reconciler: LIMIT per finished state and bucket, not every finished saga)"},
+		{"qListSagasByStateBefore", "idx_bucket_state_updated, 9 buckets x ((bucket, state, < before) desc + (bucket, state, NULL))", "18 branches: 18 x LIMIT"},
 		{"yqlListSagaLog", "saga_log primary-key prefix saga_id", "one saga's steps (about 10)"},
 		{"yqlListStock", "stock, whole table", "every SKU (operator view)"},
 		{"yqlPaymentTotals", "payments, whole table", "every payment (invariant check only)"},
 		{"yqlFindDeadLetter", "idx_source_ref (source, source_ref) prefix", "dead letters of one ref (few)"},
-		{"yqlListDeadLettersByStatus", "idx_status_last_failed (status) prefix", "not fixed: every dead letter of the status (ORDER BY expression, optional filters)"},
-		{"yqlListDeadLetters", "dead_letters, whole table", "not fixed: whole table (optional filters)"},
-		{"yqlListAudit", "audit, whole table", "not fixed: whole table sorted (ORDER BY expression)"},
+		{"deadLetterListYQL (status)", "idx_status_last_failed (status, [from, to), <= cursor) desc + (status, NULL)", "2 branches: 2 x (LIMIT+1) + ties at the cursor time; with a source, error type, order, saga or flagged filter, + the rows of the range that filter skips"},
+		{"deadLetterListYQL (no status)", "idx_last_failed ([from, to), <= cursor) desc + (NULL)", "as with a status, over every status"},
+		{"yqlListAudit", "idx_at (>= epoch) desc + (NULL)", "2 branches: 2 x LIMIT"},
+	}
+}
+
+// builtQueries are the queries built at package initialisation from fixed
+// fragments (bucketed), by the name ReadBounds and the tests use. The
+// package's tests check each like a yql const; the dead-letter lists,
+// built per filter shape, are enumerated by the tests over every shape.
+func builtQueries() map[string]string {
+	return map[string]string{
+		"qListSagasDue":           qListSagasDue,
+		"qListSagasByState":       qListSagasByState,
+		"qListSagasByStateBefore": qListSagasByStateBefore,
+		"qListLockLapsedIdem":     qListLockLapsedIdem,
 	}
 }

@@ -2,6 +2,8 @@ package ydbstore
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/ydb-platform/ydb-go-sdk/v3/query"
@@ -50,39 +52,6 @@ const deadLetterValues = `($id, $col_source, $source_ref, $col_queue, $payload, 
 	$flagged, $resolved_at, $resolved_by, $idempotency_key, $order_id, $outbox_event_id, $saga_id,
 	$created_at, $updated_at, $version)`
 
-// deadLetterFilter is the WHERE clause shared by both list queries (after
-// their status condition). Every filter is an Optional parameter, NULL
-// meaning "no filter". A NULL (zero) last_failed_at is the earliest time:
-// it fails a From bound, passes a To bound, and sorts last (newest first).
-// The cursor ($after_at, $after_id) continues after that entry in
-// (last_failed_at desc, id desc) order.
-const deadLetterFilter = "\n\tAND ($col_source IS NULL OR `source` = $col_source)" + `
-	AND ($error_type IS NULL OR error_type = $error_type)
-	AND ($order_id IS NULL OR order_id = $order_id)
-	AND ($saga_id IS NULL OR saga_id = $saga_id)
-	AND ($from IS NULL OR last_failed_at >= $from)
-	AND ($to IS NULL OR last_failed_at IS NULL OR last_failed_at < $to)
-	AND ($flagged IS NULL OR flagged = $flagged)
-	AND ($after_id IS NULL
-		OR ($after_at IS NULL AND last_failed_at IS NULL AND id < $after_id)
-		OR ($after_at IS NOT NULL AND (last_failed_at IS NULL OR last_failed_at < $after_at
-			OR (last_failed_at = $after_at AND id < $after_id))))
-ORDER BY (last_failed_at IS NOT NULL) DESC, last_failed_at DESC, id DESC
-LIMIT $limit;`
-
-const deadLetterFilterDeclares = `
-DECLARE $col_source AS Optional<Utf8>;
-DECLARE $error_type AS Optional<Utf8>;
-DECLARE $order_id AS Optional<Utf8>;
-DECLARE $saga_id AS Optional<Utf8>;
-DECLARE $from AS Optional<Timestamp>;
-DECLARE $to AS Optional<Timestamp>;
-DECLARE $flagged AS Optional<Bool>;
-DECLARE $after_at AS Optional<Timestamp>;
-DECLARE $after_id AS Optional<Utf8>;
-DECLARE $limit AS Uint64;
-`
-
 const (
 	yqlInsertDeadLetter = deadLetterDeclares + `
 INSERT INTO dead_letters (` + deadLetterColumns + `)
@@ -100,29 +69,20 @@ SELECT ` + deadLetterColumns + ` FROM dead_letters WHERE id = $id;`
 DECLARE $id AS Utf8;
 SELECT version FROM dead_letters WHERE id = $id;`
 
-	// The newest entry (by created_at, NULL oldest, then id) for a source ref.
+	// The entries of a source ref: the point prefix (source, source_ref)
+	// of idx_source_ref, a few rows (one per time the same work was
+	// dead-lettered again after a redrive). FindDeadLetter picks the newest
+	// in Go: created_at is not in the index, so an ORDER BY could not stop
+	// early anyway, and YQL does not document where NULL sorts.
 	yqlFindDeadLetter = `
 DECLARE $col_source AS Utf8;
 DECLARE $source_ref AS Utf8;
 SELECT ` + deadLetterColumns + ` FROM dead_letters VIEW idx_source_ref
-WHERE ` + "`source`" + ` = $col_source AND source_ref = $source_ref
-ORDER BY (created_at IS NOT NULL) DESC, created_at DESC, id DESC
-LIMIT 1;`
+WHERE ` + "`source`" + ` = $col_source AND source_ref = $source_ref;`
 
 	yqlDeleteDeadLetter = `
 DECLARE $id AS Utf8;
 DELETE FROM dead_letters WHERE id = $id;`
-
-	// ListDeadLetters with a status filter: reads one status of the index.
-	yqlListDeadLettersByStatus = `
-DECLARE $status AS Utf8;` + deadLetterFilterDeclares + `
-SELECT ` + deadLetterColumns + ` FROM dead_letters VIEW idx_status_last_failed
-WHERE status = $status` + deadLetterFilter
-
-	// ListDeadLetters without a status filter: a scan of the (small) table.
-	yqlListDeadLetters = deadLetterFilterDeclares + `
-SELECT ` + deadLetterColumns + ` FROM dead_letters
-WHERE TRUE` + deadLetterFilter
 )
 
 // Page sizes of ListDeadLetters (as in sqlitestore).
@@ -151,14 +111,39 @@ func (t *tx) GetDeadLetter(ctx context.Context, id string) (dlq.DeadLetter, erro
 // FindDeadLetter implements store.DeadLetters: the newest (by CreatedAt, then
 // ID) entry with this source and ref; NotFound if none.
 func (t *tx) FindDeadLetter(ctx context.Context, src dlq.Source, ref string) (dlq.DeadLetter, error) {
-	var d dlq.DeadLetter
-	err := t.get(ctx, "dead letter for "+string(src)+" "+quoted(ref), yqlFindDeadLetter,
+	what := "dead letter for " + string(src) + " " + quoted(ref)
+	var (
+		best  dlq.DeadLetter
+		found bool
+	)
+	err := t.rows(ctx, "get "+what, yqlFindDeadLetter,
 		newParams().text("$col_source", string(src)).text("$source_ref", ref),
-		func(r query.Row) (err error) {
-			d, err = scanDeadLetter(r)
-			return err
+		func(r query.Row) error {
+			d, err := scanDeadLetter(r)
+			if err != nil {
+				return err
+			}
+			if !found || newerDeadLetter(d, best) {
+				best, found = d, true
+			}
+			return nil
 		})
-	return d, err
+	if err != nil {
+		return dlq.DeadLetter{}, err
+	}
+	if !found {
+		return dlq.DeadLetter{}, apperr.New(apperr.NotFound, "%s not found", what)
+	}
+	return best, nil
+}
+
+// newerDeadLetter orders FindDeadLetter's candidates: a later CreatedAt
+// (the zero time the oldest), then the larger ID.
+func newerDeadLetter(a, b dlq.DeadLetter) bool {
+	if c := a.CreatedAt.Compare(b.CreatedAt); c != 0 {
+		return c > 0
+	}
+	return a.ID > b.ID
 }
 
 // UpdateDeadLetter implements store.DeadLetters: it stores d (with d.Version
@@ -176,9 +161,10 @@ func (t *tx) DeleteDeadLetter(ctx context.Context, id string) error {
 }
 
 // ListDeadLetters implements store.DeadLetters with keyset pagination on
-// (last_failed_at desc, id desc). p.Limit <= 0 means 50, and it is capped at
-// 1000. The cursor is opaque (the same format as sqlitestore's); a malformed
-// cursor is Invalid.
+// (last_failed_at desc, id desc), a zero LastFailedAt last. p.Limit <= 0
+// means 50, and it is capped at 1000. The cursor is opaque (the same format
+// as sqlitestore's); a malformed cursor is Invalid. The query is the one
+// text of the filter's shape (deadLetterListYQL).
 func (t *tx) ListDeadLetters(ctx context.Context, f dlq.Filter, p dlq.Page) ([]dlq.DeadLetter, string, error) {
 	limit := p.Limit
 	if limit <= 0 {
@@ -186,7 +172,7 @@ func (t *tx) ListDeadLetters(ctx context.Context, f dlq.Filter, p dlq.Page) ([]d
 	}
 	limit = min(limit, maxPageLimit)
 	yql, ps, err := deadLetterListQuery(f, p.Cursor, limit+1) // one extra row: is there a next page?
-	if err != nil {
+	if err != nil || yql == "" {
 		return nil, "", err
 	}
 	var out []dlq.DeadLetter
@@ -198,6 +184,18 @@ func (t *tx) ListDeadLetters(ctx context.Context, f dlq.Filter, p dlq.Page) ([]d
 	if err != nil {
 		return nil, "", err
 	}
+	slices.SortFunc(out, func(a, b dlq.DeadLetter) int {
+		if a.LastFailedAt.IsZero() != b.LastFailedAt.IsZero() {
+			if a.LastFailedAt.IsZero() {
+				return 1
+			}
+			return -1
+		}
+		if c := b.LastFailedAt.Compare(a.LastFailedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(b.ID, a.ID)
+	})
 	if len(out) <= limit {
 		return out, "", nil
 	}
@@ -206,33 +204,181 @@ func (t *tx) ListDeadLetters(ctx context.Context, f dlq.Filter, p dlq.Page) ([]d
 	return out, encodeCursor(last.LastFailedAt, last.ID), nil
 }
 
-// deadLetterListQuery picks the list query for f and binds its parameters.
-func deadLetterListQuery(f dlq.Filter, cursor string, limit int) (string, *paramList, error) {
-	yql, ps := yqlListDeadLetters, newParams()
-	if f.Status != "" {
-		yql = yqlListDeadLettersByStatus
-		ps.text("$status", string(f.Status))
+// cursorKind is where a page cursor points: nowhere (the first page), after
+// an entry with a LastFailedAt, or after one without (the NULL tail, listed
+// after every dated entry).
+type cursorKind int
+
+const (
+	noCursor cursorKind = iota
+	afterDated
+	afterUndated
+)
+
+// deadLetterShape is which filters a dead-letter list has set: the input
+// of deadLetterListYQL, so its whole domain (2^8 x 3 shapes) can be, and is,
+// enumerated by the package's tests (allDeadLetterShapes).
+type deadLetterShape struct {
+	status, source, errorType, orderID, sagaID, from, to, flagged bool
+	cursor                                                        cursorKind
+}
+
+func shapeOf(f dlq.Filter, cursor cursorKind) deadLetterShape {
+	return deadLetterShape{status: f.Status != "", source: f.Source != "", errorType: f.ErrorType != "",
+		orderID: f.OrderID != "", sagaID: f.SagaID != "", from: !f.From.IsZero(), to: !f.To.IsZero(),
+		flagged: f.Flagged != nil, cursor: cursor}
+}
+
+// deadLetterListYQL returns the one query text of a filter shape, built from
+// fixed fragments (issue 12 item 3: no "$x IS NULL OR" filter, no ORDER BY
+// expression). It reads idx_status_last_failed (status, last_failed_at)
+// with a status, idx_last_failed (last_failed_at) without, in two branches:
+//
+//   - dated: the key range last_failed_at >= From (or the epoch: every
+//     non-NULL time) and < To, and, after a dated cursor entry, <=
+//     $after_at, read backwards in index order (ORDER BY last_failed_at
+//     DESC, id DESC, the index's columns) with LIMIT. The cursor's ties are
+//     the one residual key condition: (last_failed_at < $after_at OR id <
+//     $after_id) skips only the entries at exactly $after_at already shown.
+//     Left out after an undated cursor entry (every dated one came before).
+//   - undated: the point prefix last_failed_at IS NULL (the zero time:
+//     oldest, so it passes any To bound and fails any From bound), after an
+//     undated cursor entry id < $after_id, ORDER BY id DESC, LIMIT. Left
+//     out with a From bound.
+//
+// The other filters (source, error type, order, saga, flagged) are
+// equality conditions on columns outside the index: a branch reads until
+// LIMIT rows match (docs/ydb.md, "Rows read"). "" means no branch is left
+// (From with an undated cursor): the page is empty.
+func deadLetterListYQL(s deadLetterShape) string {
+	var decl, prefix, rest strings.Builder
+	view := "idx_last_failed"
+	if s.status {
+		view = "idx_status_last_failed"
+		decl.WriteString("DECLARE $status AS Utf8;\n")
+		prefix.WriteString("status = $status AND ")
 	}
-	ps.optText("$col_source", string(f.Source)).
-		optText("$error_type", f.ErrorType).
-		optText("$order_id", f.OrderID).
-		optText("$saga_id", f.SagaID).
-		optTS("$from", f.From).
-		optTS("$to", f.To).
-		optBool("$flagged", f.Flagged)
-	if cursor == "" {
-		ps.optTS("$after_at", time.Time{}).optText("$after_id", "")
-	} else {
-		at, id, err := decodeCursor(cursor)
-		if err != nil {
+	for _, c := range []struct {
+		set             bool
+		param, typ, col string
+	}{
+		{s.source, "$col_source", "Utf8", "`source`"},
+		{s.errorType, "$error_type", "Utf8", "error_type"},
+		{s.orderID, "$order_id", "Utf8", "order_id"},
+		{s.sagaID, "$saga_id", "Utf8", "saga_id"},
+		{s.flagged, "$flagged", "Bool", "flagged"},
+	} {
+		if c.set {
+			decl.WriteString("DECLARE " + c.param + " AS " + c.typ + ";\n")
+			rest.WriteString(" AND " + c.col + " = " + c.param)
+		}
+	}
+	from := "$epoch"
+	if s.from {
+		from = "$from"
+	}
+	var branches []string
+	if s.cursor != afterUndated {
+		decl.WriteString("DECLARE " + from + " AS Timestamp;\n")
+		w := prefix.String() + "last_failed_at >= " + from
+		if s.to {
+			decl.WriteString("DECLARE $to AS Timestamp;\n")
+			w += " AND last_failed_at < $to"
+		}
+		if s.cursor == afterDated {
+			decl.WriteString("DECLARE $after_at AS Timestamp;\nDECLARE $after_id AS Utf8;\n")
+			w += " AND last_failed_at <= $after_at AND (last_failed_at < $after_at OR id < $after_id)"
+		}
+		branches = append(branches, "$dated = SELECT "+deadLetterColumns+" FROM dead_letters VIEW "+view+
+			"\nWHERE "+w+rest.String()+"\nORDER BY last_failed_at DESC, id DESC LIMIT $limit;\n")
+	}
+	if !s.from {
+		w := prefix.String() + "last_failed_at IS NULL"
+		if s.cursor == afterUndated {
+			decl.WriteString("DECLARE $after_id AS Utf8;\n")
+			w += " AND id < $after_id"
+		}
+		branches = append(branches, "$undated = SELECT "+deadLetterColumns+" FROM dead_letters VIEW "+view+
+			"\nWHERE "+w+rest.String()+"\nORDER BY id DESC LIMIT $limit;\n")
+	}
+	if len(branches) == 0 {
+		return ""
+	}
+	decl.WriteString("DECLARE $limit AS Uint64;\n")
+	q := "\n" + decl.String() + strings.Join(branches, "")
+	if len(branches) == 2 {
+		return q + "SELECT * FROM $dated UNION ALL SELECT * FROM $undated;"
+	}
+	return q + "SELECT * FROM " + strings.Fields(branches[0])[0] + ";"
+}
+
+// deadLetterListQuery picks the list query for f and binds its parameters;
+// "" (and no error) when the page is empty by construction.
+func deadLetterListQuery(f dlq.Filter, cursor string, limit int) (string, *paramList, error) {
+	ps := newParams()
+	kind, at, afterID := noCursor, time.Time{}, ""
+	if cursor != "" {
+		var err error
+		if at, afterID, err = decodeCursor(cursor); err != nil {
 			return "", nil, err
 		}
-		ps.check("$after_id", id)
-		ps.optTS("$after_at", at).add("$after_id", optionalText(id))
+		kind = afterDated
+		if at.IsZero() {
+			kind = afterUndated
+		}
+	}
+	s := shapeOf(f, kind)
+	yql := deadLetterListYQL(s)
+	for _, b := range []struct {
+		name string
+		t    time.Time
+	}{{"$from", f.From}, {"$to", f.To}} {
+		if err := checkTimestamp(b.name, b.t); !b.t.IsZero() && err != nil {
+			return "", nil, apperr.Wrap(apperr.Invalid, err, "ydbstore: list dead letters")
+		}
+	}
+	if s.status {
+		ps.text("$status", string(f.Status))
+	}
+	if s.source {
+		ps.text("$col_source", string(f.Source))
+	}
+	if s.errorType {
+		ps.text("$error_type", f.ErrorType)
+	}
+	if s.orderID {
+		ps.text("$order_id", f.OrderID)
+	}
+	if s.sagaID {
+		ps.text("$saga_id", f.SagaID)
+	}
+	if s.flagged {
+		ps.bool("$flagged", *f.Flagged)
+	}
+	if kind != afterUndated {
+		if s.from {
+			ps.ts("$from", f.From)
+		} else {
+			ps.ts("$epoch", time.Unix(0, 0))
+		}
+		if s.to {
+			ps.ts("$to", f.To)
+		}
+	}
+	switch kind {
+	case afterDated:
+		ps.ts("$after_at", at).text("$after_id", afterID)
+	case afterUndated:
+		if !s.from {
+			ps.text("$after_id", afterID)
+		}
 	}
 	ps.uint("$limit", uint64(limit))
 	if ps.err != nil {
 		return "", nil, apperr.Wrap(apperr.Invalid, ps.err, "ydbstore: list dead letters")
+	}
+	if yql == "" {
+		return "", nil, nil
 	}
 	return yql, ps, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"ordersaga/shared/apperr"
 	"ordersaga/shared/idempotency"
+	"ordersaga/shared/store/bucket"
 )
 
 // Table idempotency_keys (schema/ydb/0002_idempotency_keys.sql).
@@ -29,10 +30,15 @@ DECLARE $resource_id AS Utf8;
 DECLARE $locked_until AS Optional<Timestamp>;
 DECLARE $created_at AS Optional<Timestamp>;
 DECLARE $expires_at AS Optional<Timestamp>;
+DECLARE $bucket AS Int64;
 `
 
 const idemValues = `($scope, $idem_key, $fingerprint, $status, $response_status, $response_body,
-	$location, $resource_id, $locked_until, $created_at, $expires_at)`
+	$location, $resource_id, $locked_until, $created_at, $expires_at, $bucket)`
+
+// idemWriteColumns are the columns every INSERT and UPSERT writes: all of
+// them, with bucket (migration 0013), which no read selects.
+const idemWriteColumns = idemColumns + ", bucket"
 
 const idemKeyDeclares = `
 DECLARE $scope AS Utf8;
@@ -41,12 +47,12 @@ DECLARE $idem_key AS Utf8;
 
 const (
 	yqlInsertIdem = idemDeclares + `
-INSERT INTO idempotency_keys (` + idemColumns + `)
+INSERT INTO idempotency_keys (` + idemWriteColumns + `)
 VALUES ` + idemValues + `;`
 
 	// Written after ReplaceIdempotencyKey compared the stored row with prev.
 	yqlUpsertIdem = idemDeclares + `
-UPSERT INTO idempotency_keys (` + idemColumns + `)
+UPSERT INTO idempotency_keys (` + idemWriteColumns + `)
 VALUES ` + idemValues + `;`
 
 	yqlGetIdem = idemKeyDeclares + `
@@ -55,26 +61,27 @@ WHERE scope = $scope AND idem_key = $idem_key;`
 
 	yqlDeleteIdem = idemKeyDeclares + `
 DELETE FROM idempotency_keys WHERE scope = $scope AND idem_key = $idem_key;`
+)
 
-	// Stale: in progress with a lapsed lock. A NULL lock (the zero time)
-	// has lapsed: a point prefix (status, NULL) of its own, read in key
-	// order; locked_until <= $now is a range without NULL read in index
-	// order, so each branch reads at most LIMIT rows (issue 12 item 3).
-	// The adapter orders the union by expiry.
-	yqlListLockLapsedIdem = `
+// Stale: in progress with a lapsed lock, per bucket of
+// idx_bucket_status_locked (and the NULL bucket of keys written before
+// migration 0013; buckets.go). A NULL lock (the zero time) has lapsed: a
+// point prefix (bucket, status, NULL) of its own, read in key order;
+// locked_until <= $now is a range without NULL read in index order, so each
+// branch reads at most LIMIT rows (issue 12 items 3 and 5). The adapter
+// orders the union by expiry.
+var qListLockLapsedIdem = bucketed(`
 DECLARE $in_progress AS Utf8;
 DECLARE $now AS Timestamp;
 DECLARE $limit AS Uint64;
-$unset = SELECT ` + idemColumns + ` FROM idempotency_keys VIEW idx_status_locked
-WHERE status = $in_progress AND locked_until IS NULL
-ORDER BY scope, idem_key
-LIMIT $limit;
-$lapsed = SELECT ` + idemColumns + ` FROM idempotency_keys VIEW idx_status_locked
-WHERE status = $in_progress AND locked_until <= $now
-ORDER BY locked_until, scope, idem_key
-LIMIT $limit;
-SELECT * FROM $unset UNION ALL SELECT * FROM $lapsed;`
-)
+`, []string{
+	"SELECT " + idemColumns + " FROM idempotency_keys VIEW idx_bucket_status_locked\n" +
+		"WHERE " + bucketCond + " AND status = $in_progress AND locked_until IS NULL\n" +
+		"ORDER BY scope, idem_key LIMIT $limit",
+	"SELECT " + idemColumns + " FROM idempotency_keys VIEW idx_bucket_status_locked\n" +
+		"WHERE " + bucketCond + " AND status = $in_progress AND locked_until <= $now\n" +
+		"ORDER BY locked_until, scope, idem_key LIMIT $limit",
+})
 
 // InsertIdempotencyKey implements store.Idempotency; Conflict if the key
 // exists (even if expired and not yet deleted by the TTL).
@@ -149,7 +156,7 @@ func (t *tx) ListStaleIdempotencyKeys(ctx context.Context, now time.Time, limit 
 		}
 		return nil
 	}
-	if err := t.rows(ctx, "list abandoned idempotency keys", yqlListLockLapsedIdem,
+	if err := t.rows(ctx, "list abandoned idempotency keys", qListLockLapsedIdem,
 		newParams().text("$in_progress", string(idempotency.StatusInProgress)).
 			ts("$now", now).uint("$limit", uint64(limit)), collect); err != nil {
 		return nil, err
@@ -190,7 +197,8 @@ func idemParams(r idempotency.Record) *paramList {
 		text("$resource_id", r.ResourceID).
 		optTS("$locked_until", r.LockedUntil).
 		optTS("$created_at", r.CreatedAt).
-		optTS("$expires_at", r.ExpiresAt)
+		optTS("$expires_at", r.ExpiresAt).
+		int("$bucket", bucket.Of(r.Scope, r.Key))
 }
 
 func scanIdem(r query.Row) (idempotency.Record, error) {

@@ -49,7 +49,7 @@ func sampleCalls() []call {
 	page := dlq.Page{Limit: 10, Cursor: encodeCursor(at, "d0")}
 	filter := dlq.Filter{Status: dlq.StatusOpen, Source: dlq.SourceQueue, From: at, Flagged: &flag}
 	nf, cf := apperr.NotFound, apperr.Conflict
-	return []call{
+	calls := []call{
 		{"InsertOrder", func(c context.Context, t *tx) error { return t.InsertOrder(c, o) }, ok, cf},
 		{"GetOrder", func(c context.Context, t *tx) error { _, err := t.GetOrder(c, "o"); return err }, nf, ok},
 		{"UpdateOrder", func(c context.Context, t *tx) error { return t.UpdateOrder(c, o, 1) }, nf, ok},
@@ -117,13 +117,60 @@ func sampleCalls() []call {
 		{"InsertAudit", func(c context.Context, t *tx) error { return t.InsertAudit(c, au) }, ok, cf},
 		{"ListAudit", func(c context.Context, t *tx) error { _, err := t.ListAudit(c, 5); return err }, ok, ok},
 	}
+	// The dead-letter list of every filter shape: each built text is run.
+	for _, sh := range allDeadLetterShapes() {
+		f, p := deadLetterShapeFilter(sh, at)
+		calls = append(calls, call{deadLetterShapeName(sh), func(c context.Context, t *tx) error {
+			_, _, err := t.ListDeadLetters(c, f, p)
+			return err
+		}, ok, ok})
+	}
+	return calls
+}
+
+// deadLetterShapeFilter returns a filter and page of shape sh.
+func deadLetterShapeFilter(sh deadLetterShape, at time.Time) (dlq.Filter, dlq.Page) {
+	flag := false
+	var f dlq.Filter
+	if sh.status {
+		f.Status = dlq.StatusOpen
+	}
+	if sh.source {
+		f.Source = dlq.SourceOutbox
+	}
+	if sh.errorType {
+		f.ErrorType = "timeout"
+	}
+	if sh.orderID {
+		f.OrderID = "o"
+	}
+	if sh.sagaID {
+		f.SagaID = "sg"
+	}
+	if sh.from {
+		f.From = at
+	}
+	if sh.to {
+		f.To = at.Add(time.Hour)
+	}
+	if sh.flagged {
+		f.Flagged = &flag
+	}
+	p := dlq.Page{Limit: 7}
+	switch sh.cursor {
+	case afterDated:
+		p.Cursor = encodeCursor(at.Add(time.Minute), "d9")
+	case afterUndated:
+		p.Cursor = encodeCursor(time.Time{}, "d9")
+	}
+	return f, p
 }
 
 // TestMethodsBindAndScan runs every store method against the recorder, with
 // reads finding no row and then one row, checks the kinds they return, and
 // that together they execute every yql const of the package.
 func TestMethodsBindAndScan(t *testing.T) {
-	queries := packageQueries(t)
+	queries := allQueries(t)
 	byText := map[string]string{}
 	for name, yql := range queries {
 		byText[yql] = name
@@ -212,7 +259,7 @@ func TestLimitsAndEmptyInputs(t *testing.T) {
 // TestDeferredWritesTravelTogether: a closure's writes are one query, sent
 // with the commit; a read of a written table flushes first.
 func TestDeferredWritesTravelTogether(t *testing.T) {
-	queries := packageQueries(t)
+	queries := allQueries(t)
 	byText := map[string]string{}
 	for name, yql := range queries {
 		byText[yql] = name

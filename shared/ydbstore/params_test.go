@@ -10,6 +10,8 @@ import (
 	"ordersaga/shared/idempotency"
 	"ordersaga/shared/order"
 	"ordersaga/shared/outbox"
+	"ordersaga/shared/saga"
+	"ordersaga/shared/store/bucket"
 )
 
 // typed builds l and returns the wire value of parameter name.
@@ -215,4 +217,19 @@ func sign(n int) int {
 		return 1
 	}
 	return 0
+}
+
+// Every saga and idempotency-key write carries the row's bucket
+// (migration 0013), computed from its primary key.
+func TestBucketParams(t *testing.T) {
+	for _, id := range []string{"a", "saga-1", "saga-2", "x"} {
+		ps := sagaParams(saga.Instance{ID: id})
+		if got := typed(t, ps, "$bucket").GetValue().GetInt64Value(); got != bucket.Of(id) {
+			t.Errorf("saga %s: $bucket = %d, want %d", id, got, bucket.Of(id))
+		}
+		ps = idemParams(idempotency.Record{Scope: "sc", Key: id})
+		if got := typed(t, ps, "$bucket").GetValue().GetInt64Value(); got != bucket.Of("sc", id) {
+			t.Errorf("key %s: $bucket = %d, want %d", id, got, bucket.Of("sc", id))
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package ydbstore
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -10,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"ordersaga/shared/store/bucket"
 )
 
 var (
@@ -71,7 +74,7 @@ func checkDeclares(t *testing.T, what, yql string, ps *paramList) {
 // declaration used, and keyword-named columns are always backquoted.
 func TestQueriesAgainstSchema(t *testing.T) {
 	tables := schemaTables(t)
-	for name, yql := range packageQueries(t) {
+	for name, yql := range allQueries(t) {
 		body := reComment.ReplaceAllString(reDeclare.ReplaceAllString(yql, ""), "")
 		decl := declares(yql)
 		used := map[string]bool{}
@@ -134,7 +137,7 @@ func TestQueriesAgainstSchema(t *testing.T) {
 // keep a stale value after an update).
 func TestEveryWriteNamesAllColumns(t *testing.T) {
 	tables := schemaTables(t)
-	for name, yql := range packageQueries(t) {
+	for name, yql := range allQueries(t) {
 		for _, m := range reWriteCols.FindAllStringSubmatch(yql, -1) {
 			written := names(m[2])
 			sort.Strings(written)
@@ -233,4 +236,158 @@ func packageQueries(t *testing.T) map[string]string {
 		t.Fatalf("found only %d yql consts", len(out))
 	}
 	return out
+}
+
+// allQueries is every statement the package can send: its yql consts, the
+// queries built once from fragments (builtQueries), and the dead-letter
+// list of every filter shape (deadLetterListYQL's whole domain), so the
+// schema, DECLARE and bind-and-scan checks cover each generated text.
+func allQueries(t *testing.T) map[string]string {
+	t.Helper()
+	out := packageQueries(t)
+	for name, yql := range builtQueries() {
+		out[name] = yql
+	}
+	texts := map[string]string{}
+	for _, s := range allDeadLetterShapes() {
+		yql := deadLetterListYQL(s)
+		if yql == "" {
+			continue
+		}
+		if _, dup := texts[yql]; dup {
+			continue // a filter the shape ignores (To after an undated cursor)
+		}
+		name := deadLetterShapeName(s)
+		texts[yql] = name
+		out[name] = yql
+	}
+	return out
+}
+
+// allDeadLetterShapes enumerates deadLetterShape: 2^8 filter sets x 3 cursor kinds.
+func allDeadLetterShapes() []deadLetterShape {
+	var out []deadLetterShape
+	for bits := range 1 << 8 {
+		on := func(i int) bool { return bits&(1<<i) != 0 }
+		for _, c := range []cursorKind{noCursor, afterDated, afterUndated} {
+			out = append(out, deadLetterShape{status: on(0), source: on(1), errorType: on(2), orderID: on(3),
+				sagaID: on(4), from: on(5), to: on(6), flagged: on(7), cursor: c})
+		}
+	}
+	return out
+}
+
+func deadLetterShapeName(s deadLetterShape) string {
+	return fmt.Sprintf("deadLetterListYQL%+v", s)
+}
+
+var (
+	reBranch  = regexp.MustCompile(`(?s)FROM (\w+) VIEW (\w+)\s+WHERE (.*?)\s+ORDER BY (.*?)\s+LIMIT \$limit`)
+	reEqPart  = regexp.MustCompile("^`?(\\w+)`? (?:= \\S+|IS NULL|IN \\$\\w+)$")
+	reOptOr   = regexp.MustCompile(`\$\w+ IS NULL OR`)
+	reAnd     = regexp.MustCompile(`\s+AND\s+`)
+	reOrderBy = regexp.MustCompile(`ORDER BY \(`)
+)
+
+// TestListsReadKeyRanges: every LIMITed read of an index (issue 12 item 3)
+// sorts by index columns only (the index's own, then the primary key it
+// carries), and fixes every index column before the first sorted one by an
+// equality or IS NULL (or IN a list: point prefixes), so the branch is a key range read in index order
+// that stops after LIMIT rows. No query has an optional "$x IS NULL OR"
+// filter or an ORDER BY expression.
+func TestListsReadKeyRanges(t *testing.T) {
+	tables := schemaTables(t)
+	branches := 0
+	for name, yql := range allQueries(t) {
+		if reOptOr.MatchString(yql) || reOrderBy.MatchString(yql) {
+			t.Errorf("%s: optional filter or ORDER BY expression", name)
+		}
+		for _, m := range reBranch.FindAllStringSubmatch(yql, -1) {
+			branches++
+			tb := tables[m[1]]
+			cols := append(append([]string{}, tb.indexes[m[2]]...), tb.pk...)
+			fixed := map[string]bool{}
+			for _, part := range reAnd.Split(m[3], -1) {
+				if em := reEqPart.FindStringSubmatch(strings.TrimSpace(part)); em != nil {
+					fixed[em[1]] = true
+				}
+			}
+			var order []string
+			for _, item := range splitTop(m[4]) {
+				order = append(order, strings.Trim(strings.TrimSuffix(item, " DESC"), "`"))
+			}
+			start := slicesIndex(cols, order[0])
+			if start < 0 {
+				t.Errorf("%s: ORDER BY %s is not a column of %s or the key", name, order[0], m[2])
+				continue
+			}
+			for _, c := range cols[:start] {
+				if !fixed[c] {
+					t.Errorf("%s: %s sorts by %s but does not fix %s", name, m[2], order[0], c)
+				}
+			}
+			for i, c := range order {
+				if start+i >= len(cols) || cols[start+i] != c {
+					t.Errorf("%s: ORDER BY %v is not in %s's column order %v", name, order, m[2], cols)
+					break
+				}
+			}
+		}
+	}
+	if branches < 100 {
+		t.Errorf("found only %d LIMITed index branches", branches)
+	}
+}
+
+func slicesIndex(s []string, v string) int {
+	for i, x := range s {
+		if x == v {
+			return i
+		}
+	}
+	return -1
+}
+
+// TestBucketedListsReadEveryBucket: each built list repeats its branches for
+// bucket 0..N-1 and the NULL bucket (rows written before migration 0013),
+// each reading an index that starts with bucket.
+func TestBucketedListsReadEveryBucket(t *testing.T) {
+	tables := schemaTables(t)
+	for name, yql := range builtQueries() {
+		for _, cond := range bucketConds() {
+			if !strings.Contains(yql, "WHERE "+cond+" AND ") {
+				t.Errorf("%s: no branch for %s", name, cond)
+			}
+		}
+		ms := reBranch.FindAllStringSubmatch(yql, -1)
+		if len(ms) == 0 || len(ms)%(bucket.N+1) != 0 {
+			t.Errorf("%s: %d branches, want a multiple of %d", name, len(ms), bucket.N+1)
+		}
+		for _, m := range ms {
+			if idx := tables[m[1]].indexes[m[2]]; len(idx) == 0 || idx[0] != "bucket" {
+				t.Errorf("%s: reads %s %v, which does not start with bucket", name, m[2], idx)
+			}
+		}
+	}
+	if n := len(bucketConds()); n != bucket.N+1 {
+		t.Errorf("%d bucket conditions, want %d", n, bucket.N+1)
+	}
+}
+
+// TestReadBoundsNameRealQueries: every ReadBounds row names a statement the
+// package sends, and every list (a statement with LIMIT $limit) has a row.
+func TestReadBoundsNameRealQueries(t *testing.T) {
+	qs := allQueries(t)
+	listed := map[string]bool{}
+	for _, b := range ReadBounds() {
+		listed[b.Query] = true
+		if _, ok := qs[b.Query]; !ok && !strings.HasPrefix(b.Query, "deadLetterListYQL ") {
+			t.Errorf("ReadBounds names %s, which is no query of the package", b.Query)
+		}
+	}
+	for name, yql := range qs {
+		if strings.Contains(yql, "LIMIT $limit") && !listed[name] && !strings.HasPrefix(name, "deadLetterListYQL") {
+			t.Errorf("%s is a list without a ReadBounds row", name)
+		}
+	}
 }

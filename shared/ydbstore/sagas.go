@@ -10,6 +10,7 @@ import (
 	"github.com/ydb-platform/ydb-go-sdk/v3/query"
 
 	"ordersaga/shared/saga"
+	"ordersaga/shared/store/bucket"
 )
 
 // Tables sagas and saga_log (schema/ydb/0003_sagas.sql).
@@ -33,21 +34,27 @@ DECLARE $created_at AS Optional<Timestamp>;
 DECLARE $updated_at AS Optional<Timestamp>;
 DECLARE $finished_at AS Optional<Timestamp>;
 DECLARE $version AS Int64;
+DECLARE $bucket AS Int64;
 `
 
 const sagaValues = `($id, $col_type, $state, $col_data, $step, $attempts, $lease_owner, $lease_until,
-	$next_attempt_at, $last_error, $correlation_id, $created_at, $updated_at, $finished_at, $version)`
+	$next_attempt_at, $last_error, $correlation_id, $created_at, $updated_at, $finished_at, $version,
+	$bucket)`
+
+// sagaWriteColumns are the columns every INSERT and UPSERT writes: all of
+// them, with bucket (migration 0013), which no read selects.
+const sagaWriteColumns = sagaColumns + ", bucket"
 
 const sagaLogColumns = "saga_id, seq, step, direction, outcome, attempt, `error`, state_after, " +
 	"duration_ms, `at`, message_id"
 
 const (
 	yqlInsertSaga = sagaDeclares + `
-INSERT INTO sagas (` + sagaColumns + `)
+INSERT INTO sagas (` + sagaWriteColumns + `)
 VALUES ` + sagaValues + `;`
 
 	yqlUpsertSaga = sagaDeclares + `
-UPSERT INTO sagas (` + sagaColumns + `)
+UPSERT INTO sagas (` + sagaWriteColumns + `)
 VALUES ` + sagaValues + `;`
 
 	yqlGetSaga = `
@@ -57,73 +64,6 @@ SELECT ` + sagaColumns + ` FROM sagas WHERE id = $id;`
 	yqlSagaVersion = `
 DECLARE $id AS Utf8;
 SELECT version FROM sagas WHERE id = $id;`
-
-	// Recovery's due list (issue 12 item 3): per unfinished state, two key
-	// ranges of idx_state_next read in index order, so each branch stops
-	// after LIMIT matching rows: a NULL next attempt (the zero time: due;
-	// a point prefix (state, NULL), read in id order) and next_attempt_at
-	// <= $now (a range without NULL). The lease condition is the only
-	// filter not in the key (a branch reads at most LIMIT plus the due
-	// sagas leased right now). The adapter merges the six branches by
-	// (next attempt, id) and keeps the first LIMIT.
-	yqlListSagasDue = `
-DECLARE $pending AS Utf8;
-DECLARE $running AS Utf8;
-DECLARE $compensating AS Utf8;
-DECLARE $now AS Timestamp;
-DECLARE $limit AS Uint64;
-$p0 = SELECT ` + sagaColumns + ` FROM sagas VIEW idx_state_next
-WHERE state = $pending AND next_attempt_at IS NULL AND (lease_until IS NULL OR lease_until <= $now)
-ORDER BY id LIMIT $limit;
-$p1 = SELECT ` + sagaColumns + ` FROM sagas VIEW idx_state_next
-WHERE state = $pending AND next_attempt_at <= $now AND (lease_until IS NULL OR lease_until <= $now)
-ORDER BY next_attempt_at, id LIMIT $limit;
-$r0 = SELECT ` + sagaColumns + ` FROM sagas VIEW idx_state_next
-WHERE state = $running AND next_attempt_at IS NULL AND (lease_until IS NULL OR lease_until <= $now)
-ORDER BY id LIMIT $limit;
-$r1 = SELECT ` + sagaColumns + ` FROM sagas VIEW idx_state_next
-WHERE state = $running AND next_attempt_at <= $now AND (lease_until IS NULL OR lease_until <= $now)
-ORDER BY next_attempt_at, id LIMIT $limit;
-$c0 = SELECT ` + sagaColumns + ` FROM sagas VIEW idx_state_next
-WHERE state = $compensating AND next_attempt_at IS NULL AND (lease_until IS NULL OR lease_until <= $now)
-ORDER BY id LIMIT $limit;
-$c1 = SELECT ` + sagaColumns + ` FROM sagas VIEW idx_state_next
-WHERE state = $compensating AND next_attempt_at <= $now AND (lease_until IS NULL OR lease_until <= $now)
-ORDER BY next_attempt_at, id LIMIT $limit;
-SELECT * FROM $p0 UNION ALL SELECT * FROM $p1 UNION ALL SELECT * FROM $r0
-UNION ALL SELECT * FROM $r1 UNION ALL SELECT * FROM $c0 UNION ALL SELECT * FROM $c1;`
-
-	// One state, newest update first, ties by larger id: the reverse of
-	// idx_state_updated's order within the (state) prefix, read with
-	// LIMIT (issue 12 item 3: the reconciler reads at most LIMIT sagas per
-	// state, never every completed one). Updated before a time: the range
-	// updated_at < $updated_before (which holds no NULL) plus the NULL
-	// point prefix (a NULL updated_at is the zero time, before any bound),
-	// merged by the adapter (NULLs last). Without a bound: the range
-	// updated_at >= the epoch (every non-NULL) plus the NULL prefix.
-	yqlListSagasByStateBefore = `
-DECLARE $state AS Utf8;
-DECLARE $updated_before AS Timestamp;
-DECLARE $limit AS Uint64;
-$dated = SELECT ` + sagaColumns + ` FROM sagas VIEW idx_state_updated
-WHERE state = $state AND updated_at < $updated_before
-ORDER BY updated_at DESC, id DESC LIMIT $limit;
-$undated = SELECT ` + sagaColumns + ` FROM sagas VIEW idx_state_updated
-WHERE state = $state AND updated_at IS NULL
-ORDER BY id DESC LIMIT $limit;
-SELECT * FROM $dated UNION ALL SELECT * FROM $undated;`
-
-	yqlListSagasByState = `
-DECLARE $state AS Utf8;
-DECLARE $epoch AS Timestamp;
-DECLARE $limit AS Uint64;
-$dated = SELECT ` + sagaColumns + ` FROM sagas VIEW idx_state_updated
-WHERE state = $state AND updated_at >= $epoch
-ORDER BY updated_at DESC, id DESC LIMIT $limit;
-$undated = SELECT ` + sagaColumns + ` FROM sagas VIEW idx_state_updated
-WHERE state = $state AND updated_at IS NULL
-ORDER BY id DESC LIMIT $limit;
-SELECT * FROM $dated UNION ALL SELECT * FROM $undated;`
 
 	yqlSagaLogExists = `
 DECLARE $saga_id AS Utf8;
@@ -151,6 +91,71 @@ VALUES ($saga_id, $seq, $step, $direction, $outcome, $attempt, $col_error, $stat
 DECLARE $saga_id AS Utf8;
 SELECT ` + sagaLogColumns + ` FROM saga_log WHERE saga_id = $saga_id ORDER BY seq;`
 )
+
+// The saga lists (issue 12 items 3 and 5), built once from fixed fragments
+// by bucketed (buckets.go): one LIMITed branch per bucket (and the NULL
+// bucket of rows written before migration 0013) and key range, each read
+// in the index's order, so it stops after LIMIT matching rows. The adapter
+// merges the branches and keeps the first LIMIT.
+var (
+	// Recovery's due list, idx_bucket_state_next: per bucket and
+	// unfinished state, a NULL next attempt (the zero time: due; a point
+	// prefix, read in id order) and next_attempt_at <= $now (a range
+	// without NULL). The lease condition is the only filter not in the key
+	// (a branch reads at most LIMIT plus the due sagas leased right now).
+	qListSagasDue = bucketed(`
+DECLARE $pending AS Utf8;
+DECLARE $running AS Utf8;
+DECLARE $compensating AS Utf8;
+DECLARE $now AS Timestamp;
+DECLARE $limit AS Uint64;
+`, sagaDueBranches())
+
+	// One state, newest update first, ties by larger id: the reverse of
+	// idx_bucket_state_updated's order within a (bucket, state) prefix,
+	// read with LIMIT (the reconciler reads at most LIMIT sagas per state
+	// and bucket, never every completed one). Updated before a time: the
+	// range updated_at < $updated_before (which holds no NULL) plus the
+	// NULL point prefix (a NULL updated_at is the zero time, before any
+	// bound), NULLs merged last. Without a bound: the range updated_at >=
+	// the epoch (every non-NULL) plus the NULL prefix.
+	qListSagasByStateBefore = bucketed(`
+DECLARE $state AS Utf8;
+DECLARE $updated_before AS Timestamp;
+DECLARE $limit AS Uint64;
+`, sagaByStateBranches("updated_at < $updated_before"))
+
+	qListSagasByState = bucketed(`
+DECLARE $state AS Utf8;
+DECLARE $epoch AS Timestamp;
+DECLARE $limit AS Uint64;
+`, sagaByStateBranches("updated_at >= $epoch"))
+)
+
+func sagaDueBranches() []string {
+	var out []string
+	for _, st := range []string{"$pending", "$running", "$compensating"} {
+		out = append(out,
+			"SELECT "+sagaColumns+" FROM sagas VIEW idx_bucket_state_next\n"+
+				"WHERE "+bucketCond+" AND state = "+st+" AND next_attempt_at IS NULL AND (lease_until IS NULL OR lease_until <= $now)\n"+
+				"ORDER BY id LIMIT $limit",
+			"SELECT "+sagaColumns+" FROM sagas VIEW idx_bucket_state_next\n"+
+				"WHERE "+bucketCond+" AND state = "+st+" AND next_attempt_at <= $now AND (lease_until IS NULL OR lease_until <= $now)\n"+
+				"ORDER BY next_attempt_at, id LIMIT $limit")
+	}
+	return out
+}
+
+func sagaByStateBranches(dated string) []string {
+	return []string{
+		"SELECT " + sagaColumns + " FROM sagas VIEW idx_bucket_state_updated\n" +
+			"WHERE " + bucketCond + " AND state = $state AND " + dated + "\n" +
+			"ORDER BY updated_at DESC, id DESC LIMIT $limit",
+		"SELECT " + sagaColumns + " FROM sagas VIEW idx_bucket_state_updated\n" +
+			"WHERE " + bucketCond + " AND state = $state AND updated_at IS NULL\n" +
+			"ORDER BY id DESC LIMIT $limit",
+	}
+}
 
 // InsertSaga implements store.Sagas; Conflict if the id exists.
 func (t *tx) InsertSaga(ctx context.Context, s saga.Instance) error {
@@ -180,7 +185,7 @@ func (t *tx) ListSagasDue(ctx context.Context, now time.Time, limit int) ([]saga
 	if limit <= 0 {
 		return nil, nil
 	}
-	out, err := t.listSagas(ctx, "list due sagas", yqlListSagasDue, sagasDueParams(now, limit))
+	out, err := t.listSagas(ctx, "list due sagas", qListSagasDue, sagasDueParams(now, limit))
 	slices.SortFunc(out, func(a, b saga.Instance) int {
 		if c := a.NextAttemptAt.Compare(b.NextAttemptAt); c != 0 {
 			return c
@@ -195,9 +200,9 @@ func (t *tx) ListSagasByState(ctx context.Context, st saga.State, updatedBefore 
 	if limit <= 0 {
 		return nil, nil
 	}
-	yql, ps := yqlListSagasByState, newParams().text("$state", string(st)).ts("$epoch", time.Unix(0, 0))
+	yql, ps := qListSagasByState, newParams().text("$state", string(st)).ts("$epoch", time.Unix(0, 0))
 	if !updatedBefore.IsZero() {
-		yql, ps = yqlListSagasByStateBefore, newParams().text("$state", string(st)).ts("$updated_before", updatedBefore)
+		yql, ps = qListSagasByStateBefore, newParams().text("$state", string(st)).ts("$updated_before", updatedBefore)
 	}
 	out, err := t.listSagas(ctx, "list sagas by state", yql, ps.uint("$limit", uint64(limit)))
 	// Newest update first, the zero time last; ties by larger id.
@@ -265,7 +270,8 @@ func sagaParams(s saga.Instance) *paramList {
 		optTS("$created_at", s.CreatedAt).
 		optTS("$updated_at", s.UpdatedAt).
 		optTS("$finished_at", s.FinishedAt).
-		int("$version", s.Version)
+		int("$version", s.Version).
+		int("$bucket", bucket.Of(s.ID))
 }
 
 func sagaLogParams(e saga.LogEntry) *paramList {

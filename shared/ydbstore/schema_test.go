@@ -20,6 +20,8 @@ type table struct {
 	ttl     string              // TTL column, or ""
 	// settings are the SET (...) options of later ALTER TABLE statements.
 	settings []string
+	// indexSettings are the ALTER INDEX ... SET (...) options, by index.
+	indexSettings map[string][]string
 }
 
 var (
@@ -71,7 +73,7 @@ func parseTable(t *testing.T, stmt string) (string, table) {
 // reAlter matches the ALTER TABLE forms the migrations use, one action per
 // statement (ydb/docs/en/core/yql/reference/syntax/alter_table): ADD
 // COLUMN, ADD INDEX ... GLOBAL SYNC ON (...), DROP INDEX, SET (...).
-var reAlter = regexp.MustCompile("(?s)^ALTER TABLE (\\w+) (ADD COLUMN `?(\\w+)`? (\\w+)|ADD INDEX (\\w+) GLOBAL SYNC ON \\(([^)]*)\\)|DROP INDEX (\\w+)|SET \\(([A-Z_]+ = [A-Z0-9_]+(?:, [A-Z_]+ = [A-Z0-9_]+)*)\\));?$")
+var reAlter = regexp.MustCompile("(?s)^ALTER TABLE (\\w+) (ADD COLUMN `?(\\w+)`? (\\w+)|ADD INDEX (\\w+) GLOBAL SYNC ON \\(([^)]*)\\)|DROP INDEX (\\w+)|ALTER INDEX (\\w+) SET \\(([A-Z_]+ = [A-Z0-9_]+(?:, [A-Z_]+ = [A-Z0-9_]+)*)\\)|SET \\(([A-Z_]+ = [A-Z0-9_]+(?:, [A-Z_]+ = [A-Z0-9_]+)*)\\));?$")
 
 // alterTable applies one ALTER TABLE statement to the parsed schema.
 func alterTable(t *testing.T, tables map[string]table, stmt string) {
@@ -104,7 +106,15 @@ func alterTable(t *testing.T, tables map[string]table, stmt string) {
 		}
 		delete(tb.indexes, m[7])
 	case m[8] != "":
-		tb.settings = append(tb.settings, m[8])
+		if _, ok := tb.indexes[m[8]]; !ok {
+			t.Errorf("%s: ALTER INDEX of unknown index %s", m[1], m[8])
+		}
+		if tb.indexSettings == nil {
+			tb.indexSettings = map[string][]string{}
+		}
+		tb.indexSettings[m[8]] = append(tb.indexSettings[m[8]], m[9])
+	case m[10] != "":
+		tb.settings = append(tb.settings, m[10])
 	}
 	tables[m[1]] = tb
 }
@@ -295,6 +305,37 @@ func TestHotTablesSplitByLoad(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("%s: no AUTO_PARTITIONING_BY_LOAD = ENABLED", name)
+		}
+	}
+}
+
+// TestBucketedIndexes: the list indexes of sagas and idempotency keys start
+// with bucket (migration 0013, issue 12 item 5), the unbucketed ones are
+// gone, and each bucketed index splits by load, so its bucket prefixes can
+// move to partitions of their own.
+func TestBucketedIndexes(t *testing.T) {
+	tables := schemaTables(t)
+	want := map[string][]string{
+		"sagas":            {"idx_bucket_state_next", "idx_bucket_state_updated"},
+		"idempotency_keys": {"idx_bucket_status_locked"},
+	}
+	for name, idxs := range want {
+		tb := tables[name]
+		if tb.columns["bucket"] != "Int64" {
+			t.Errorf("%s.bucket is %q, want Int64", name, tb.columns["bucket"])
+		}
+		for idx, cols := range tb.indexes {
+			if len(cols) > 1 && (cols[0] == "state" || cols[0] == "status") {
+				t.Errorf("%s.%s %v still starts with a state", name, idx, cols)
+			}
+		}
+		for _, idx := range idxs {
+			if cols := tb.indexes[idx]; len(cols) == 0 || cols[0] != "bucket" {
+				t.Errorf("%s.%s = %v, want a key starting with bucket", name, idx, cols)
+			}
+			if !strings.Contains(strings.Join(tb.indexSettings[idx], ","), "AUTO_PARTITIONING_BY_LOAD = ENABLED") {
+				t.Errorf("%s.%s: no AUTO_PARTITIONING_BY_LOAD = ENABLED", name, idx)
+			}
 		}
 	}
 }

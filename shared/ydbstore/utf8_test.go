@@ -31,7 +31,7 @@ func TestInvalidUTF8NeverReachesTheWire(t *testing.T) {
 		t.Fatal("proto.Marshal accepted invalid UTF-8: the test below would prove nothing")
 	}
 
-	queries := packageQueries(t)
+	queries := allQueries(t)
 	byText := map[string]string{}
 	for name, yql := range queries {
 		byText[yql] = name

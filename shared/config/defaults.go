@@ -1,0 +1,42 @@
+package config
+
+import (
+	"time"
+
+	"ordersaga/shared/dlq"
+)
+
+// The defaults of the relay, dead-letter and payment settings: the values
+// Default returns, and the single source of the use cases' own defaults
+// (relay.DefaultBatchSize is DefaultRelayBatchSize, and so on). A use case
+// built with a zero field therefore behaves as one built from Default().
+const (
+	DefaultRelayBatchSize   = 100                // RELAY_BATCH_SIZE
+	DefaultRelayMaxAttempts = 10                 // RELAY_MAX_ATTEMPTS
+	DefaultRelayLease       = 30 * time.Second   // RELAY_LEASE
+	DefaultRelayBackoffBase = time.Second        // RELAY_BACKOFF_BASE
+	DefaultRelayBackoffCap  = 5 * time.Minute    // RELAY_BACKOFF_CAP
+	DefaultShards           = 1                  // OUTBOX_SHARDS
+	DefaultRelayBudget      = 50 * time.Second   // RELAY_BUDGET
+	DefaultOutboxRetention  = 7 * 24 * time.Hour // OUTBOX_RETENTION
+
+	DefaultRedriveMaxPerCall = 1000 // REDRIVE_MAX
+	DefaultRedriveMaxRate    = 100  // REDRIVE_MAX_RATE
+	// DefaultRedriveLoopLimit (REDRIVE_LOOP_LIMIT) is the loop guard's own
+	// default, the one dlq.Record applies.
+	DefaultRedriveLoopLimit = dlq.DefaultLoopLimit
+
+	DefaultPaymentTimeout          = 2 * time.Second  // PAYMENT_TIMEOUT (per attempt)
+	DefaultPaymentMaxConcurrent    = 16               // PAYMENT_MAX_CONCURRENT
+	DefaultPaymentBreakerThreshold = 5                // PAYMENT_BREAKER_THRESHOLD
+	DefaultPaymentBreakerOpenFor   = 10 * time.Second // PAYMENT_BREAKER_OPEN_FOR
+)
+
+// The fast path's settings, which no variable changes: a use case that
+// dispatches the outbox rows it just committed (orders, the saga advancer,
+// recovery) bounds the dispatch by DefaultDispatchTimeout and leases the
+// rows for DefaultDispatchLease, keeping the relay off them meanwhile.
+const (
+	DefaultDispatchTimeout = 2 * time.Second
+	DefaultDispatchLease   = 10 * time.Second
+)
