@@ -18,7 +18,11 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime/pprof"
+	"strings"
 	"time"
+
+	"ordersaga/shared/mqtrigger"
 )
 
 func main() {
@@ -30,39 +34,68 @@ func main() {
 	burst := flag.Int("burst", 600, "orders in the end-to-end burst (issue 14: 600)")
 	burstClients := flag.Int("burst-clients", 16, "clients of the end-to-end burst (issue 14: 16)")
 	e2eOnly := flag.Bool("e2e-only", false, "run only the end-to-end burst, the cost model and the targets it can judge (no SQS needed)")
+	concurrency := flag.Int("trigger-concurrency", mqtrigger.DefaultConcurrency, "advancer invocations in flight in the e2e burst (the queue trigger's instances; 1 = the serial loop of before)")
+	only := flag.String("only", "", "run only these parts, comma-separated: api, relay, budget, ydbtrips, coldstart, e2e (default: all)")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
 	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		must(err)
+		must(pprof.StartCPUProfile(f))
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
+	}
 	if *cold != "" {
 		coldChild(*cold)
 		return
 	}
-	if *e2eOnly {
-		start := time.Now()
-		r := benchE2E(*burst, *burstClients)
-		rows := e2eRows(r, *burstClients)
-		rows = append(rows, costRows(r)...)
-		rows = append(rows, targetRows(r, rows)...)
-		printTable(rows)
-		fmt.Printf("\n(total bench time %s; go %s)\n", time.Since(start).Round(time.Second), goVersion())
-		return
+	parts := map[string]bool{}
+	for _, p := range strings.Split(*only, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			if !knownParts[p] {
+				fmt.Fprintf(os.Stderr, "bench: -only: unknown part %q (want some of api, relay, budget, ydbtrips, coldstart, e2e)\n", p)
+				os.Exit(2)
+			}
+			parts[p] = true
+		}
 	}
-	if *sqs == "" {
-		fmt.Fprintln(os.Stderr, "bench: no SQS endpoint: run scripts/bench/run.sh, or pass -sqs / ORDERSAGA_SQS_ENDPOINT")
+	if *e2eOnly {
+		parts = map[string]bool{"e2e": true}
+	}
+	run := func(p string) bool { return len(parts) == 0 || parts[p] }
+	if run("relay") && *sqs == "" {
+		fmt.Fprintln(os.Stderr, "bench: no SQS endpoint: run scripts/bench/run.sh, or pass -sqs / ORDERSAGA_SQS_ENDPOINT (or -only without relay)")
 		os.Exit(2)
 	}
 	start := time.Now()
 	var rows []row
-	rows = append(rows, benchAPI(*orders, *clients)...)
-	rows = append(rows, benchRelay(*sqs, *events)...)
-	rows = append(rows, benchTxBudget()...)
-	rows = append(rows, benchYDBTrips()...)
-	rows = append(rows, benchColdStart()...)
-	e2e := benchE2E(*burst, *burstClients)
-	rows = append(rows, e2eRows(e2e, *burstClients)...)
-	rows = append(rows, costRows(e2e)...)
-	rows = append(rows, targetRows(e2e, rows)...)
+	if run("api") {
+		rows = append(rows, benchAPI(*orders, *clients)...)
+	}
+	if run("relay") {
+		rows = append(rows, benchRelay(*sqs, *events)...)
+	}
+	if run("budget") {
+		rows = append(rows, benchTxBudget()...)
+	}
+	if run("ydbtrips") {
+		rows = append(rows, benchYDBTrips()...)
+	}
+	if run("coldstart") {
+		rows = append(rows, benchColdStart()...)
+	}
+	if run("e2e") {
+		e2e := benchE2E(*burst, *burstClients, *concurrency)
+		rows = append(rows, e2eRows(e2e, *burstClients)...)
+		rows = append(rows, costRows(e2e)...)
+		rows = append(rows, targetRows(&e2e, rows)...)
+	} else {
+		rows = append(rows, targetRows(nil, rows)...)
+	}
 	printTable(rows)
 	fmt.Printf("\n(total bench time %s; go %s)\n", time.Since(start).Round(time.Second), goVersion())
 }
+
+var knownParts = map[string]bool{"api": true, "relay": true, "budget": true, "ydbtrips": true, "coldstart": true, "e2e": true}
 
 type row struct {
 	what, value, baseline, ratio string

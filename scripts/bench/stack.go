@@ -23,6 +23,7 @@ import (
 	"ordersaga/shared/app"
 	"ordersaga/shared/config"
 	"ordersaga/shared/handlers"
+	"ordersaga/shared/mqtrigger"
 	"ordersaga/shared/queue"
 	"ordersaga/shared/sqlitequeue"
 	"ordersaga/shared/sqlitestore"
@@ -33,16 +34,18 @@ import (
 
 // stack is a running local stack with its counters.
 type stack struct {
-	a    *app.App
-	srv  *httptest.Server
-	tf   triggers.File
-	q    *countingQueue
-	db   *sql.DB
-	tx   atomic.Int64 // store transactions (InTx and View)
-	st   store.Store  // the store the App runs on (the bench reads the final state through it)
-	inv  *invocations
-	stop context.CancelFunc
-	wg   sync.WaitGroup
+	a   *app.App
+	srv *httptest.Server
+	tf  triggers.File
+	q   *countingQueue
+	db  *sql.DB      // a read-only handle on the file, for the bench's own polling (never the store's writer)
+	tx  atomic.Int64 // store transactions (InTx and View)
+	st  store.Store  // the store the App runs on (the bench reads the final state through it)
+	inv *invocations
+	// concurrency bounds the advancer invocations in flight (mqtrigger).
+	concurrency int
+	stop        context.CancelFunc
+	wg          sync.WaitGroup
 }
 
 // invocations counts function invocations and their wall time.
@@ -62,16 +65,18 @@ func (iv *invocations) add(name string, d time.Duration) {
 }
 
 // newStack builds the stack in dir and starts its triggers.
-func newStack(dir string, stock map[string]int64) *stack {
+func newStack(dir string, stock map[string]int64, concurrency int) *stack {
 	ctx := context.Background()
-	s := &stack{inv: &invocations{n: map[string]int{}, dur: map[string]time.Duration{}, bill: map[string]time.Duration{}}}
+	s := &stack{concurrency: concurrency,
+		inv: &invocations{n: map[string]int{}, dur: map[string]time.Duration{}, bill: map[string]time.Duration{}}}
 	cfg := config.Default()
 	cfg.SQLitePath = filepath.Join(dir, "e2e.db")
 	cfg.QueueSQLite = cfg.SQLitePath
 	cfg.LogLevel = "error"
 	st, err := sqlitestore.Open(ctx, cfg.SQLitePath, sqlitestore.Options{OnTx: func(bool) { s.tx.Add(1) }})
 	must(err)
-	s.db = st.DB()
+	s.db, err = sql.Open("sqlite", "file:"+cfg.SQLitePath+"?mode=ro&_pragma=busy_timeout(10000)")
+	must(err)
 	inner, err := sqlitequeue.New(st.DB())
 	must(err)
 	s.q = &countingQueue{Queue: inner}
@@ -119,6 +124,7 @@ func (s *stack) close() {
 	s.stop()
 	s.wg.Wait()
 	s.srv.Close()
+	_ = s.db.Close()
 	_ = s.a.Close()
 }
 
@@ -147,31 +153,15 @@ func (s *stack) invoke(ctx context.Context, name string, raw []byte) error {
 	return err
 }
 
-// queueLoop plays a Message Queue trigger as the local runner does.
+// queueLoop plays a Message Queue trigger as the local runner does
+// (shared/mqtrigger, up to s.concurrency invocations in flight).
 func (s *stack) queueLoop(ctx context.Context, qt triggers.QueueTrigger) {
-	url := s.a.Config.QueueURLs.SagaCommands
-	vis := time.Duration(qt.VisibilityTimeoutSeconds) * time.Second
-	for ctx.Err() == nil {
-		msgs, err := s.q.Receive(ctx, url, queue.ReceiveOptions{Max: qt.BatchSize, Wait: time.Second, VisibilityTimeout: vis})
-		if err != nil || len(msgs) == 0 {
-			continue
-		}
-		env := make([]yc.QueueMessage, len(msgs))
-		for i, m := range msgs {
-			env[i] = yc.QueueMessage{EventID: m.MessageID, MessageID: m.MessageID, Body: m.Body, MD5OfBody: yc.BodyMD5(m.Body),
-				CreatedAt: m.SentAt, MessageAttributes: m.Attributes}
-		}
-		raw, err := yc.EncodeQueue("yrn:yc:ymq:ru-central1:local:"+qt.Queue, env)
-		if err != nil {
-			continue
-		}
-		if s.invoke(ctx, qt.Function, raw) != nil {
-			continue
-		}
-		for _, m := range msgs {
-			_ = s.q.Delete(ctx, url, m.ReceiptHandle)
-		}
-	}
+	mqtrigger.Trigger{
+		Queue: s.q, URL: s.a.Config.QueueURLs.SagaCommands, QueueID: "yrn:yc:ymq:ru-central1:local:" + qt.Queue,
+		BatchSize: qt.BatchSize, VisibilityTimeout: time.Duration(qt.VisibilityTimeoutSeconds) * time.Second,
+		Concurrency: s.concurrency, Name: qt.Name,
+		Invoke: func(ctx context.Context, raw []byte) error { return s.invoke(ctx, qt.Function, raw) },
+	}.Run(ctx)
 }
 
 // countingQueue decorates the queue port and counts the requests a Message

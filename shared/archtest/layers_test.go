@@ -64,6 +64,9 @@ var ranks = map[string]rank{
 	// The YDB round-trip recorder builds a whole App over the adapter; only
 	// scripts/bench and its own test import it.
 	"ydbstore/ydbtrips": root,
+	// The local Message Queue trigger: drives the queue port and invokes a
+	// function with the platform's envelope (scripts/localcloud, scripts/bench).
+	"mqtrigger": root,
 	// The index bucket of a row (a pure function of its primary key) that
 	// every store adapter writes alike, so it lives beside the port.
 	"store/bucket": domain,

@@ -13,6 +13,7 @@ import (
 	"modernc.org/sqlite"
 
 	"ordersaga/shared/apperr"
+	"ordersaga/shared/dlq"
 	"ordersaga/shared/store"
 )
 
@@ -212,5 +213,77 @@ func TestTimeCodec(t *testing.T) {
 	}
 	if !(tm(time.Time{}) < tm(time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC))) {
 		t.Error("the zero time does not sort before other times")
+	}
+}
+
+// The writer's automatic checkpoint is only a safety threshold; a write
+// transaction is followed by a PASSIVE checkpoint on the checkpointer's own
+// connection, which copies the whole log back (nothing else reads here).
+func TestWritesAreCheckpointedOffTheWriter(t *testing.T) {
+	type result struct {
+		busy, logFrames, done int
+		err                   error
+	}
+	got := make(chan result, 16)
+	checkpointHook = func(busy, logFrames, done int, err error) {
+		select {
+		case got <- result{busy, logFrames, done, err}:
+		default:
+		}
+	}
+	s := open(t, filepath.Join(t.TempDir(), "ck.db"), Options{})
+	checkpointHook = nil
+	var pages int
+	if err := s.DB().QueryRow(`PRAGMA wal_autocheckpoint`).Scan(&pages); err != nil {
+		t.Fatal(err)
+	}
+	if pages != walAutocheckpointPages {
+		t.Errorf("writer wal_autocheckpoint = %d, want %d", pages, walAutocheckpointPages)
+	}
+	err := s.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
+		return tx.InsertAudit(ctx, dlq.AuditRecord{ID: "ck-1", At: time.Now(), Actor: "test", Action: "checkpoint", Outcome: "ok"})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := <-got
+	if r.err != nil || r.busy != 0 || r.logFrames == 0 || r.done != r.logFrames {
+		t.Errorf("checkpoint after a write: busy=%d log=%d checkpointed=%d err=%v; want 0, > 0, all of them, nil",
+			r.busy, r.logFrames, r.done, r.err)
+	}
+}
+
+// The relay's claim reads its rows in index order: no statement of it sorts
+// (a sort is O(backlog) per claim), and each reads the partial index of
+// pending rows, outbox_due (as do the backlog gauges).
+func TestClaimQueriesReadInIndexOrder(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "plan.db"), Options{})
+	for name, q := range map[string]struct {
+		sql  string
+		args []any
+	}{
+		"due list of a shard": {sqlListOutboxDue, []any{0, 1, 1, 100}},
+		"next shard in use":   {sqlNextPendingShard, []any{0}},
+		"backlog count":       {sqlOutboxBacklogCount, nil},
+		"backlog oldest":      {sqlOutboxBacklogOldest, nil},
+	} {
+		rows, err := s.DB().Query("EXPLAIN QUERY PLAN "+q.sql, q.args...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		text := strings.Join(plan, "; ")
+		if strings.Contains(text, "TEMP B-TREE") || !strings.Contains(text, "INDEX outbox_due") {
+			t.Errorf("%s: plan %q, want a search of outbox_due without a sort", name, text)
+		}
 	}
 }

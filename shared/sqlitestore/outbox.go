@@ -11,6 +11,15 @@ const outboxColumns = `id, shard, aggregate_type, aggregate_id, event_type, dest
 	metadata, status, attempts, next_attempt_at, lease_owner, lease_until, last_error, created_at,
 	published_at, version`
 
+// The statuses the partial indexes of migration 0012 are defined on; a
+// query must name them literally (not as a parameter) for SQLite to use a
+// partial index (sqlite.org/partialindex.html, "Queries Using Partial
+// Indexes").
+const (
+	pending   = string(outbox.StatusPending)
+	published = string(outbox.StatusPublished)
+)
+
 const (
 	// The row takes the next aggregate_seq of its aggregate (the
 	// outbox_aggregate index's aggregate_id prefix): the order of the
@@ -28,7 +37,7 @@ const (
 	// Pending, due and lease free (lease_until <= now), earliest next
 	// attempt first, then id (the order YDB's index gives it).
 	sqlListOutboxDue = `SELECT ` + outboxColumns + ` FROM outbox
-	WHERE status = ? AND shard = ? AND next_attempt_at <= ? AND lease_until <= ?
+	WHERE status = '` + pending + `' AND shard = ? AND next_attempt_at <= ? AND lease_until <= ?
 	ORDER BY next_attempt_at, id LIMIT ?`
 	// The first blocking row of each aggregate (pending, or dead and bound
 	// for order-events) in (aggregate_seq, created_at, id) order; rows older
@@ -39,11 +48,14 @@ const (
 			PARTITION BY aggregate_id ORDER BY aggregate_seq, created_at, id) AS rn
 		FROM outbox WHERE (status = ? OR (status = ? AND destination = ?)) AND aggregate_id IN (%s)
 	) WHERE rn = 1`
-	sqlOutboxBacklogCount  = `SELECT COUNT(*) FROM outbox WHERE status = ?`
-	sqlOutboxBacklogOldest = `SELECT created_at FROM outbox WHERE status = ?
-	ORDER BY created_at LIMIT 1`
+	sqlOutboxBacklogCount = `SELECT COUNT(*) FROM outbox WHERE status = '` + pending + `'`
+	// Reads the pending rows through outbox_due (O(backlog)); without the
+	// hint SQLite prefers scanning outbox_aggregate, which covers created_at
+	// but holds every row.
+	sqlOutboxBacklogOldest = `SELECT MIN(created_at) FROM outbox INDEXED BY outbox_due
+	WHERE status = '` + pending + `'`
 	sqlDeletePublished = `DELETE FROM outbox WHERE id IN (
-		SELECT id FROM outbox WHERE status = ? AND published_at < ?
+		SELECT id FROM outbox WHERE status = '` + published + `' AND published_at < ?
 		ORDER BY published_at, id LIMIT ?)`
 )
 
@@ -93,7 +105,7 @@ func (t *tx) ListOutboxDue(ctx context.Context, shard int, now time.Time, limit 
 	}
 	var out []outbox.Event
 	err := t.queryAll(ctx, "list due outbox events", sqlListOutboxDue,
-		[]any{string(outbox.StatusPending), shard, tm(now), tm(now), limit},
+		[]any{shard, tm(now), tm(now), limit},
 		func(r rowScanner) error {
 			e, err := scanOutbox(r)
 			out = append(out, e)
@@ -133,14 +145,14 @@ func (t *tx) EarliestPending(ctx context.Context, aggregateIDs []string) (map[st
 // of the oldest pending row (zero when none is pending).
 func (t *tx) OutboxBacklog(ctx context.Context) (int, time.Time, error) {
 	var n int
-	if err := t.queryRowContext(ctx, sqlOutboxBacklogCount, string(outbox.StatusPending)).Scan(&n); err != nil {
+	if err := t.queryRowContext(ctx, sqlOutboxBacklogCount).Scan(&n); err != nil {
 		return 0, time.Time{}, classify(ctx, err, "sqlitestore: outbox backlog")
 	}
 	if n == 0 {
 		return 0, time.Time{}, nil
 	}
 	var oldest int64
-	if err := t.queryRowContext(ctx, sqlOutboxBacklogOldest, string(outbox.StatusPending)).Scan(&oldest); err != nil {
+	if err := t.queryRowContext(ctx, sqlOutboxBacklogOldest).Scan(&oldest); err != nil {
 		return 0, time.Time{}, classify(ctx, err, "sqlitestore: outbox backlog")
 	}
 	return n, fromTm(oldest), nil
@@ -152,8 +164,7 @@ func (t *tx) DeletePublishedOutbox(ctx context.Context, before time.Time, limit 
 	if limit <= 0 {
 		return 0, nil
 	}
-	return t.exec(ctx, "delete published outbox events", sqlDeletePublished,
-		string(outbox.StatusPublished), tm(before), limit)
+	return t.exec(ctx, "delete published outbox events", sqlDeletePublished, tm(before), limit)
 }
 
 func scanOutbox(r rowScanner) (outbox.Event, error) {

@@ -2,6 +2,8 @@ package sqlitestore
 
 import (
 	"context"
+	"database/sql"
+	"sort"
 	"time"
 
 	"ordersaga/shared/outbox"
@@ -11,11 +13,9 @@ import (
 // Batched outbox work of the relay (store.OutboxBatch).
 
 const (
-	// Like sqlListOutboxDue over shard >= ? (index outbox_due: a range of
-	// its (status, shard) prefix).
-	sqlListOutboxDueFrom = `SELECT ` + outboxColumns + ` FROM outbox
-	WHERE status = ? AND shard >= ? AND next_attempt_at <= ? AND lease_until <= ?
-	ORDER BY next_attempt_at, id LIMIT ?`
+	// The next shard >= ? holding a pending row: one index seek (outbox_due
+	// leads with (status, shard)). NULL when there is none.
+	sqlNextPendingShard = `SELECT MIN(shard) FROM outbox WHERE status = '` + pending + `' AND shard >= ?`
 
 	// Narrow conditional updates by primary key, run once per row inside
 	// the caller's transaction with one prepared statement: in SQLite a
@@ -30,19 +30,44 @@ const (
 )
 
 // ListOutboxDueFrom implements store.OutboxBatch. limit <= 0 returns nothing.
+//
+// One ordered range read per shard that holds pending rows, merged: a single
+// query over "shard >= ?" cannot use the index's (next_attempt_at, id) order
+// across shards and sorted the whole backlog on every claim (the relay's
+// claim always takes this path for its last shard, so with the default one
+// shard on every claim). The shards are found by index seeks
+// (sqlNextPendingShard), so the cost is one seek per shard in use plus up to
+// limit rows per shard, whatever the backlog.
 func (t *tx) ListOutboxDueFrom(ctx context.Context, fromShard int, now time.Time, limit int) ([]outbox.Event, error) {
 	if limit <= 0 {
 		return nil, nil
 	}
 	var out []outbox.Event
-	err := t.queryAll(ctx, "list due outbox events", sqlListOutboxDueFrom,
-		[]any{string(outbox.StatusPending), fromShard, tm(now), tm(now), limit},
-		func(r rowScanner) error {
-			e, err := scanOutbox(r)
-			out = append(out, e)
-			return err
+	shards := 0
+	for shard := fromShard; ; shard++ {
+		var next sql.NullInt64
+		if err := t.queryRowContext(ctx, sqlNextPendingShard, shard).Scan(&next); err != nil {
+			return nil, classify(ctx, err, "sqlitestore: list due outbox events")
+		}
+		if !next.Valid {
+			break
+		}
+		shard = int(next.Int64)
+		due, err := t.ListOutboxDue(ctx, shard, now, limit)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, due...)
+		shards++
+	}
+	if shards > 1 {
+		// The order of ListOutboxDue: stored microseconds, then id bytes.
+		sort.Slice(out, func(i, j int) bool {
+			a, b := tm(out[i].NextAttemptAt), tm(out[j].NextAttemptAt)
+			return a < b || a == b && out[i].ID < out[j].ID
 		})
-	return out, err
+	}
+	return out[:min(len(out), limit)], nil
 }
 
 // LeaseOutbox implements store.OutboxBatch.

@@ -26,6 +26,9 @@ func (s *Store) run(ctx context.Context, db *sql.DB, readOnly bool, fn func(cont
 	backoff := retryBackoff
 	for attempt := 1; ; attempt++ {
 		err := s.once(ctx, db, readOnly, fn)
+		if err == nil && !readOnly {
+			s.ckpt.wrote()
+		}
 		if err == nil || !isBusy(err) || ctx.Err() != nil {
 			return err
 		}
@@ -47,6 +50,9 @@ func (s *Store) run(ctx context.Context, db *sql.DB, readOnly bool, fn func(cont
 // caller can tell a lock conflict inside fn (its chain holds the driver's
 // busy error) from the caller's own errors.
 func (s *Store) once(ctx context.Context, db *sql.DB, readOnly bool, fn func(context.Context, store.Tx) error) (err error) {
+	if !readOnly && s.w != nil {
+		return s.w.do(ctx, s.rwStmts, fn)
+	}
 	sqlTx, err := db.BeginTx(ctx, &sql.TxOptions{ReadOnly: readOnly})
 	if err != nil {
 		return classify(ctx, err, "sqlitestore: begin transaction")

@@ -3,9 +3,13 @@
 // It runs ordersaga on a laptop and in tests.
 //
 // Concurrency model: the database is in WAL mode. Write transactions (InTx)
-// run on a pool whose connections BEGIN IMMEDIATE, so a writer takes the
-// write lock before it reads anything and two writers never deadlock on a
-// lock upgrade; writers queue on busy_timeout. Read transactions (View) run
+// run on one writer connection whose transactions BEGIN IMMEDIATE, so a
+// writer takes the write lock before it reads anything and two writers never
+// deadlock on a lock upgrade; writers of other processes queue on
+// busy_timeout. Concurrent InTx calls of this process that wait for the
+// writer run as one group transaction, each in its own savepoint, with one
+// COMMIT (group.go); WAL checkpoints run on a connection of their own
+// (checkpoint.go). Read transactions (View) run
 // on a second pool with deferred BEGIN and PRAGMA query_only, so they read a
 // consistent snapshot concurrently with the writer and any write inside them
 // fails.
@@ -67,7 +71,15 @@ type Store struct {
 	opts Options
 	// Prepared statements per pool.
 	rwStmts, roStmts *stmtCache
+	// ckpt runs the WAL checkpoints off the writer (checkpoint.go).
+	ckpt *checkpointer
+	// w groups concurrent write transactions (group.go).
+	w *writer
 }
+
+// checkpointHook, if set before Open, is called after every background
+// checkpoint (tests).
+var checkpointHook func(busy, logFrames, checkpointed int, err error)
 
 func (s *Store) cacheFor(db *sql.DB) *stmtCache {
 	if db == s.rw {
@@ -101,7 +113,8 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	// writer connections would contend in SQLite's busy handler, which sleeps
 	// and polls (measured: p99 latency of POST /orders several times higher).
 	rw, err := openPool(path, 1, "immediate",
-		busy, "journal_mode(WAL)", "synchronous(NORMAL)", "foreign_keys(1)")
+		busy, "journal_mode(WAL)", "synchronous(NORMAL)", "foreign_keys(1)",
+		fmt.Sprintf("wal_autocheckpoint(%d)", walAutocheckpointPages), "temp_store(MEMORY)")
 	if err != nil {
 		return nil, err
 	}
@@ -115,7 +128,14 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		rw.Close()
 		return nil, err
 	}
-	return &Store{rw: rw, ro: ro, opts: opts, rwStmts: newStmtCache(rw), roStmts: newStmtCache(ro)}, nil
+	ck, err := openPool(path, 1, "", busy, "synchronous(NORMAL)")
+	if err != nil {
+		ro.Close()
+		rw.Close()
+		return nil, err
+	}
+	return &Store{rw: rw, ro: ro, opts: opts, rwStmts: newStmtCache(rw), roStmts: newStmtCache(ro),
+		ckpt: startCheckpointer(ck, checkpointHook), w: &writer{db: rw}}, nil
 }
 
 func openPool(path string, maxConns int, txlock string, pragmas ...string) (*sql.DB, error) {
@@ -148,6 +168,7 @@ func (s *Store) DB() *sql.DB { return s.rw }
 
 // Close closes both pools. Transactions still running fail.
 func (s *Store) Close() error {
+	_ = s.ckpt.close()
 	s.rwStmts.close()
 	s.roStmts.close()
 	err1 := s.ro.Close()

@@ -15,6 +15,9 @@ import (
 type tx struct {
 	tx    *sql.Tx
 	stmts *stmtCache
+	// detach: the transaction is a group's (group.go): statements are
+	// never interrupted (see stmtCtx).
+	detach bool
 }
 
 var _ store.Tx = (*tx)(nil)

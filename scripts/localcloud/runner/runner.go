@@ -14,6 +14,7 @@ import (
 
 	"ordersaga/shared/app"
 	"ordersaga/shared/handlers"
+	"ordersaga/shared/mqtrigger"
 	"ordersaga/shared/queue"
 	"ordersaga/shared/triggers"
 	"ordersaga/shared/yc"
@@ -180,58 +181,21 @@ func (rt *runner) timerLoop(ctx context.Context, t triggers.Timer, fn handlers.F
 	}
 }
 
-// queueLoop behaves like the Message Queue trigger: receive a batch, invoke
-// the function with the trigger's envelope, delete the batch on success,
-// leave it for redelivery (and, after max_receive_count, the DLQ) on error.
+// queueLoop plays the Message Queue trigger (shared/mqtrigger): receive a
+// batch, invoke the function with the trigger's envelope, delete the batch on
+// success, leave it for redelivery (and, after max_receive_count, the DLQ) on
+// error; up to mqtrigger.DefaultConcurrency invocations run at once, as
+// function instances do in the cloud.
 func (rt *runner) queueLoop(ctx context.Context, qt triggers.QueueTrigger, fn handlers.Func) {
-	url := rt.queueURL(qt.Queue)
-	vis := time.Duration(qt.VisibilityTimeoutSeconds) * time.Second
-	for ctx.Err() == nil {
-		msgs, err := rt.queue.Receive(ctx, url, queue.ReceiveOptions{Max: qt.BatchSize, Wait: time.Second, VisibilityTimeout: vis})
-		if err != nil {
-			if ctx.Err() == nil {
-				rt.log.Warn("queue receive failed", "queue", qt.Queue, "error", err)
-				sleep(ctx, time.Second)
-			}
-			continue
-		}
-		if len(msgs) == 0 {
-			continue
-		}
-		raw, err := yc.EncodeQueue("yrn:yc:ymq:ru-central1:local:"+qt.Queue, toEnvelope(msgs))
-		if err != nil {
-			rt.log.Error("cannot encode trigger envelope", "error", err)
-			continue
-		}
-		ictx, cancel := context.WithTimeout(ctx, vis)
-		_, err = rt.invoke(ictx, qt.Function, fn, raw)
-		cancel()
-		if err != nil {
-			rt.log.Warn("queue trigger invocation failed; the batch returns after the visibility timeout",
-				"trigger", qt.Name, "messages", len(msgs), "error", err)
-			continue
-		}
-		for _, m := range msgs {
-			if err := rt.queue.Delete(ctx, url, m.ReceiptHandle); err != nil && ctx.Err() == nil {
-				rt.log.Warn("queue delete failed", "queue", qt.Queue, "message_id", m.MessageID, "error", err)
-			}
-		}
-	}
-}
-
-func toEnvelope(msgs []queue.Message) []yc.QueueMessage {
-	out := make([]yc.QueueMessage, len(msgs))
-	for i, m := range msgs {
-		out[i] = yc.QueueMessage{
-			EventID: m.MessageID, MessageID: m.MessageID, Body: m.Body, MD5OfBody: yc.BodyMD5(m.Body),
-			CreatedAt: m.SentAt, MessageAttributes: m.Attributes,
-			Attributes: map[string]string{
-				"SentTimestamp":           itoa(m.SentAt.UnixMilli()),
-				"ApproximateReceiveCount": itoa(int64(m.ReceiveCount)),
-			},
-		}
-	}
-	return out
+	mqtrigger.Trigger{
+		Queue: rt.queue, URL: rt.queueURL(qt.Queue), QueueID: "yrn:yc:ymq:ru-central1:local:" + qt.Queue,
+		BatchSize: qt.BatchSize, VisibilityTimeout: time.Duration(qt.VisibilityTimeoutSeconds) * time.Second,
+		Log: rt.log, Name: qt.Name,
+		Invoke: func(ctx context.Context, raw []byte) error {
+			_, err := rt.invoke(ctx, qt.Function, fn, raw)
+			return err
+		},
+	}.Run(ctx)
 }
 
 func (rt *runner) queueURL(name string) string {
@@ -245,18 +209,6 @@ func (rt *runner) queueURL(name string) string {
 		return c.OrderEvents
 	}
 	return "sqlitequeue:///" + name
-}
-
-func sleep(ctx context.Context, d time.Duration) {
-	select {
-	case <-ctx.Done():
-	case <-time.After(d):
-	}
-}
-
-func itoa(n int64) string {
-	b, _ := json.Marshal(n)
-	return string(b)
 }
 
 // metrics serves the Prometheus exposition (ORDERSAGA_METRICS=prometheus,
