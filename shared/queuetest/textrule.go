@@ -80,9 +80,13 @@ func RunTextRule(t *testing.T, q queue.Queue) {
 		}
 	}
 	got := map[string]bool{}
-	deadline := time.Now().Add(30 * time.Second)
+	// A short visibility timeout: under load a Receive whose response the
+	// client gave up on (and retried) leaves its messages invisible for that
+	// long, so they must come back well before the deadline (CI under -race
+	// once missed one batch of 10 with a one-minute timeout).
+	deadline := time.Now().Add(60 * time.Second)
 	for len(got) < len(want) && time.Now().Before(deadline) {
-		msgs, err := q.Receive(ctx, url, queue.ReceiveOptions{Max: queue.MaxBatch, Wait: time.Second, VisibilityTimeout: time.Minute})
+		msgs, err := q.Receive(ctx, url, queue.ReceiveOptions{Max: queue.MaxBatch, Wait: time.Second, VisibilityTimeout: 5 * time.Second})
 		if err != nil {
 			t.Fatalf("Receive: %v", err)
 		}
