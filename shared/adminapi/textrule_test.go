@@ -2,7 +2,6 @@ package adminapi_test
 
 import (
 	"context"
-	"database/sql"
 	"io"
 	"log/slog"
 	"maps"
@@ -16,6 +15,7 @@ import (
 	"ordersaga/shared/redrive"
 	"ordersaga/shared/sqlitequeue"
 	"ordersaga/shared/sqlitestore"
+	"ordersaga/shared/sqlitestore/sqlitetest"
 	"ordersaga/shared/stock"
 )
 
@@ -52,33 +52,7 @@ func newStockEnv(t *testing.T) (*env, string) {
 
 func countRows(t *testing.T, path string) map[string]int {
 	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	rows, err := db.Query(`SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		names = append(names, n)
-	}
-	rows.Close()
-	out := map[string]int{}
-	for _, n := range names {
-		var c int
-		if err := db.QueryRow(`SELECT count(*) FROM "` + n + `"`).Scan(&c); err != nil {
-			t.Fatal(err)
-		}
-		out[n] = c
-	}
-	return out
+	return sqlitetest.RowCounts(t, path)
 }
 
 // TestAdminInputsFollowTheTextRule: admin inputs holding characters the

@@ -3,18 +3,17 @@ package app_test
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
-	"sort"
 	"sync/atomic"
 	"testing"
 
 	"ordersaga/shared/app"
 	"ordersaga/shared/config"
 	"ordersaga/shared/localwiring"
+	"ordersaga/shared/sqlitestore/sqlitetest"
 	"ordersaga/shared/triggers"
 )
 
@@ -101,30 +100,5 @@ func (e *testEnv) do(method, path, token, key string, body []byte, hdr ...string
 // rowCounts counts the rows of every table in the database file.
 func (e *testEnv) rowCounts() map[string]int {
 	e.t.Helper()
-	db, err := sql.Open("sqlite", "file:"+e.dbPath+"?mode=ro")
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer db.Close()
-	rows, err := db.Query(`SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'`)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	var names []string
-	for rows.Next() {
-		var n string
-		_ = rows.Scan(&n)
-		names = append(names, n)
-	}
-	rows.Close()
-	sort.Strings(names)
-	out := map[string]int{}
-	for _, n := range names {
-		var c int
-		if err := db.QueryRow(`SELECT count(*) FROM "` + n + `"`).Scan(&c); err != nil {
-			e.t.Fatal(err)
-		}
-		out[n] = c
-	}
-	return out
+	return sqlitetest.RowCounts(e.t, e.dbPath)
 }

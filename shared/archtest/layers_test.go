@@ -70,6 +70,9 @@ var ranks = map[string]rank{
 	// The index bucket of a row (a pure function of its primary key) that
 	// every store adapter writes alike, so it lives beside the port.
 	"store/bucket": domain,
+	// Test helpers over the local store's database file (row counts for
+	// "bad input changes nothing"); imported by tests only.
+	"sqlitestore/sqlitetest": contract,
 }
 
 // allowed says which ranks a rank may import (besides its own package).

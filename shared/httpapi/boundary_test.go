@@ -2,7 +2,6 @@ package httpapi_test
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -23,6 +22,7 @@ import (
 	"ordersaga/shared/queue"
 	"ordersaga/shared/queuetest"
 	"ordersaga/shared/sqlitestore"
+	"ordersaga/shared/sqlitestore/sqlitetest"
 	"ordersaga/shared/store"
 	"ordersaga/shared/textrule"
 )
@@ -82,33 +82,7 @@ func (e *apiEnv) post(t *testing.T, key, body string) reply {
 // rowCounts counts the rows of every table in the database file.
 func (e *apiEnv) rowCounts(t *testing.T) map[string]int {
 	t.Helper()
-	db, err := sql.Open("sqlite", "file:"+e.path+"?mode=ro")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	rows, err := db.Query(`SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		names = append(names, n)
-	}
-	rows.Close()
-	out := map[string]int{}
-	for _, n := range names {
-		var c int
-		if err := db.QueryRow(`SELECT count(*) FROM "` + n + `"`).Scan(&c); err != nil {
-			t.Fatal(err)
-		}
-		out[n] = c
-	}
-	return out
+	return sqlitetest.RowCounts(t, e.path)
 }
 
 func orderBody(customer string) string {
