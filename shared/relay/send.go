@@ -44,10 +44,7 @@ func (r *Relay) sendChunk(ctx context.Context, url string, evs []outbox.Event) [
 	msgs := make([]queue.OutMessage, len(evs))
 	now := r.cfg.Now()
 	for i, e := range evs {
-		// A row scheduled for later (a saga retry after backoff) is sent now
-		// with a queue delay, so retries need not wait for the relay's timer.
-		delay := min(max(e.NextAttemptAt.Sub(now), 0), queue.MaxDelay)
-		msgs[i] = queue.OutMessage{ID: e.ID, Body: string(e.Payload), Attributes: e.Attributes(), Delay: delay.Truncate(time.Second)}
+		msgs[i] = message(e, now)
 	}
 	res, err := r.cfg.Queue.SendBatch(ctx, url, msgs)
 	out := make([]outcome, len(evs))
@@ -67,6 +64,14 @@ func (r *Relay) sendChunk(ctx context.Context, url string, evs []outbox.Event) [
 		}
 	}
 	return out
+}
+
+// message is the queue message of outbox row e sent at now. A row scheduled
+// for later (a saga retry after backoff) is sent now with a queue delay, so
+// retries need not wait for the relay's timer.
+func message(e outbox.Event, now time.Time) queue.OutMessage {
+	delay := min(max(e.NextAttemptAt.Sub(now), 0), queue.MaxDelay)
+	return queue.OutMessage{ID: e.ID, Body: string(e.Payload), Attributes: e.Attributes(), Delay: delay.Truncate(time.Second)}
 }
 
 // Dispatch is the fast path of POST /orders: publish rows the request just
