@@ -79,7 +79,7 @@ func newStack(dir string, stock map[string]int64, concurrency int) *stack {
 	must(err)
 	inner, err := sqlitequeue.New(st.DB())
 	must(err)
-	s.q = &countingQueue{Queue: inner}
+	s.q = &countingQueue{Queue: inner, inner: inner}
 	s.st = st
 	s.a, err = app.New(ctx, cfg, app.Use(app.Ports{Store: st, Queue: s.q}), app.Options{Log: app.NewLogger(os.Stderr, "error")})
 	must(err)
@@ -169,6 +169,7 @@ func (s *stack) queueLoop(ctx context.Context, qt triggers.QueueTrigger) {
 // ReceiveMessage calls with and without messages, DeleteMessage calls.
 type countingQueue struct {
 	queue.Queue
+	inner                                         *sqlitequeue.Queue
 	sends, sent, receives, emptyReceives, deletes atomic.Int64
 }
 
@@ -185,6 +186,21 @@ func (q *countingQueue) SendBatch(ctx context.Context, url string, msgs []queue.
 	q.sent.Add(int64(len(msgs)))
 	return q.Queue.SendBatch(ctx, url, msgs)
 }
+
+// SendInTx forwards the embedded queue's in-transaction send (the local
+// fast path, relay.TxSender) and counts it as the SendMessageBatch call it
+// is in the cloud, where the same rows go through Message Queue.
+func (q *countingQueue) SendInTx(ctx context.Context, tx store.Tx, url string, msgs []queue.OutMessage) ([]queue.SendResult, bool, error) {
+	res, ok, err := q.inner.SendInTx(ctx, tx, url, msgs)
+	if ok {
+		q.sends.Add(1)
+		q.sent.Add(int64(len(msgs)))
+	}
+	return res, ok, err
+}
+
+// Committed implements relay.TxSender.
+func (q *countingQueue) Committed(urls ...string) { q.inner.Committed(urls...) }
 
 func (q *countingQueue) Receive(ctx context.Context, url string, opts queue.ReceiveOptions) ([]queue.Message, error) {
 	m, err := q.Queue.Receive(ctx, url, opts)

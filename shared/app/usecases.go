@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"ordersaga/shared/metrics"
 	"ordersaga/shared/orchestrator"
 	"ordersaga/shared/redrive"
 	"ordersaga/shared/relay"
+	"ordersaga/shared/saga"
 	"ordersaga/shared/store"
 )
 
@@ -43,18 +45,60 @@ type Delivery struct {
 // joined errors of the messages that failed (store errors, injected
 // crashes: what a redelivery can fix); every other outcome is in the report.
 func (a *App) AdvanceSagas(ctx context.Context, queueName string, msgs []Delivery) (AdvanceReport, error) {
-	rep := AdvanceReport{Messages: len(msgs), Results: make([]orchestrator.Result, 0, len(msgs))}
+	rep := AdvanceReport{Messages: len(msgs), Results: make([]orchestrator.Result, len(msgs))}
 	a.metrics.Add(metrics.QueueReceives, float64(len(msgs)), "queue", queueName)
-	var errs []error
-	for _, m := range msgs {
-		res, err := a.Advancer.Handle(ctx, m.Message)
+	errs := make([]error, len(msgs))
+	groups := sagaGroups(msgs)
+	limit := max(1, min(a.Config.Saga.BatchConcurrency, len(groups)))
+	sem := make(chan struct{}, limit)
+	var wg sync.WaitGroup
+	for _, g := range groups {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func(g []int) {
+			defer func() { <-sem; wg.Done() }()
+			for _, i := range g {
+				res, err := a.Advancer.Handle(ctx, msgs[i].Message)
+				if err != nil {
+					errs[i] = fmt.Errorf("message %s: %w", msgs[i].MessageID, err)
+				}
+				rep.Results[i] = res
+			}
+		}(g)
+	}
+	wg.Wait()
+	for _, err := range errs {
 		if err != nil {
 			rep.Failed++
-			errs = append(errs, fmt.Errorf("message %s: %w", m.MessageID, err))
 		}
-		rep.Results = append(rep.Results, res)
 	}
 	return rep, errors.Join(errs...)
+}
+
+// sagaGroups splits a batch by saga, keeping the batch's order within each
+// group: messages of one saga run one after another (as one advancer would
+// take them), different sagas concurrently. A body that does not decode is
+// a group of its own (Handle acknowledges it as malformed).
+func sagaGroups(msgs []Delivery) [][]int {
+	var groups [][]int
+	bySaga := map[string]int{}
+	for i, m := range msgs {
+		id := ""
+		if cmd, err := saga.DecodeCommand(m.Body); err == nil {
+			id = cmd.SagaID
+		}
+		if id == "" {
+			groups = append(groups, []int{i})
+			continue
+		}
+		if g, ok := bySaga[id]; ok {
+			groups[g] = append(groups[g], i)
+			continue
+		}
+		bySaga[id] = len(groups)
+		groups = append(groups, []int{i})
+	}
+	return groups
 }
 
 // RecoveryReport is the result of one recovery run.

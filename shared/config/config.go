@@ -96,6 +96,9 @@ type Saga struct {
 	BackoffBase time.Duration // SAGA_BACKOFF_BASE
 	BackoffCap  time.Duration // SAGA_BACKOFF_CAP
 	InboxTTL    time.Duration // INBOX_TTL
+	// BatchConcurrency bounds the sagas of one delivered batch advanced at
+	// once (SAGA_BATCH_CONCURRENCY).
+	BatchConcurrency int
 }
 
 // Recovery settings.
@@ -163,7 +166,7 @@ func Default() Config {
 		Relay: Relay{BatchSize: DefaultRelayBatchSize, MaxAttempts: DefaultRelayMaxAttempts, Lease: DefaultRelayLease,
 			BackoffBase: DefaultRelayBackoffBase, BackoffCap: DefaultRelayBackoffCap, Shards: DefaultShards,
 			Budget: DefaultRelayBudget, Retention: DefaultOutboxRetention},
-		Saga:     Saga{Lease: DefaultSagaLease, BackoffBase: DefaultSagaBackoffBase, BackoffCap: DefaultSagaBackoffCap, InboxTTL: DefaultInboxTTL},
+		Saga:     Saga{Lease: DefaultSagaLease, BackoffBase: DefaultSagaBackoffBase, BackoffCap: DefaultSagaBackoffCap, InboxTTL: DefaultInboxTTL, BatchConcurrency: DefaultSagaBatchConcurrency},
 		Recovery: Recovery{BatchSize: DefaultRecoveryBatchSize, StuckAfter: DefaultRecoveryStuckAfter, MaxRedrives: DefaultRecoveryMaxRedrives},
 		Redrive:  Redrive{MaxPerCall: DefaultRedriveMaxPerCall, LoopLimit: DefaultRedriveLoopLimit, MaxRate: DefaultRedriveMaxRate},
 		Payment: Payment{Timeout: DefaultPaymentTimeout, MaxConcurrent: DefaultPaymentMaxConcurrent,
@@ -208,6 +211,7 @@ func Load(getenv Getenv) (Config, error) {
 	r.dur("SAGA_BACKOFF_BASE", &c.Saga.BackoffBase)
 	r.dur("SAGA_BACKOFF_CAP", &c.Saga.BackoffCap)
 	r.dur("INBOX_TTL", &c.Saga.InboxTTL)
+	r.int("SAGA_BATCH_CONCURRENCY", &c.Saga.BatchConcurrency)
 	r.int("RECOVERY_BATCH_SIZE", &c.Recovery.BatchSize)
 	r.dur("RECOVERY_STUCK_AFTER", &c.Recovery.StuckAfter)
 	r.int("RECOVERY_MAX_REDRIVES", &c.Recovery.MaxRedrives)
@@ -294,6 +298,7 @@ func (c Config) Validate() error {
 		}
 	}
 	positive("RELAY_BATCH_SIZE", c.Relay.BatchSize)
+	positive("SAGA_BATCH_CONCURRENCY", c.Saga.BatchConcurrency)
 	positive("RELAY_MAX_ATTEMPTS", c.Relay.MaxAttempts)
 	positive("OUTBOX_SHARDS", c.Relay.Shards)
 	positive("RECOVERY_BATCH_SIZE", c.Recovery.BatchSize)

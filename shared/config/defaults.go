@@ -30,6 +30,12 @@ const (
 	DefaultPaymentMaxConcurrent    = 16               // PAYMENT_MAX_CONCURRENT
 	DefaultPaymentBreakerThreshold = 5                // PAYMENT_BREAKER_THRESHOLD
 	DefaultPaymentBreakerOpenFor   = 10 * time.Second // PAYMENT_BREAKER_OPEN_FOR
+
+	// DefaultSagaBatchConcurrency (SAGA_BATCH_CONCURRENCY): sagas of one
+	// delivered batch advanced at once. With the trigger's batch of 10 and
+	// 4 at once, one instance makes at most 4 payment calls at a time, well
+	// inside PAYMENT_MAX_CONCURRENT.
+	DefaultSagaBatchConcurrency = 4
 )
 
 // The fast path's settings, which no variable changes: a use case that

@@ -61,7 +61,12 @@ func newOrderEvent(id string, shards int, eventType string, o order.Order, meta 
 // dispatched: their order does not matter (the token makes stale ones
 // harmless), and the command being handled right now may not be marked
 // published yet.
-func insertEvents(ctx context.Context, tx store.Tx, events []outbox.Event) ([]outbox.Event, error) {
+//
+// When d can publish inside the transaction (TxPublisher), the rows to
+// dispatch — except the one named carried, a command this advancer runs in
+// place — are sent in tx and written already published; they are still
+// returned, for Dispatch to count after commit.
+func insertEvents(ctx context.Context, tx store.Tx, events []outbox.Event, d Dispatcher, carried string) ([]outbox.Event, error) {
 	if len(events) == 0 {
 		return nil, nil
 	}
@@ -78,11 +83,28 @@ func insertEvents(ctx context.Context, tx store.Tx, events []outbox.Event) ([]ou
 			return nil, err
 		}
 	}
-	dispatch := make([]outbox.Event, 0, len(events))
+	rows := make([]outbox.Event, 0, len(events))
+	var now []int // indexes in rows of those that may be published now
 	for _, e := range events {
 		if e.Destination == outbox.DestOrderEvents && older[e.AggregateID] != "" {
 			e.LeaseOwner, e.LeaseUntil = "", time.Time{}
-		} else if e.LeaseOwner != "" {
+		} else if e.LeaseOwner != "" && e.ID != carried {
+			now = append(now, len(rows))
+		}
+		rows = append(rows, e)
+	}
+	if p, ok := d.(TxPublisher); ok && len(now) > 0 {
+		pick := make([]outbox.Event, len(now))
+		for j, i := range now {
+			pick[j] = rows[i]
+		}
+		for j, e := range p.PublishInTx(ctx, tx, pick) {
+			rows[now[j]] = e
+		}
+	}
+	dispatch := make([]outbox.Event, 0, len(rows))
+	for _, e := range rows {
+		if e.LeaseOwner != "" || e.Status == outbox.StatusPublished {
 			dispatch = append(dispatch, e)
 		}
 		if err := tx.InsertOutbox(ctx, e); err != nil {

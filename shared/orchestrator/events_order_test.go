@@ -38,7 +38,7 @@ func TestInsertEventsNeverOvertakesAnOlderPendingRow(t *testing.T) {
 			return err
 		}
 		var err error
-		dispatch, err = insertEvents(ctx, tx, []outbox.Event{mk("new-a", "order-a", now.Add(time.Second), true), mk("new-b", "order-b", now.Add(time.Second), true)})
+		dispatch, err = insertEvents(ctx, tx, []outbox.Event{mk("new-a", "order-a", now.Add(time.Second), true), mk("new-b", "order-b", now.Add(time.Second), true)}, nil, "")
 		return err
 	})
 	if err != nil {

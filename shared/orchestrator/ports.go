@@ -48,6 +48,14 @@ type Dispatcher interface {
 	Dispatch(ctx context.Context, events []outbox.Event)
 }
 
+// TxPublisher is a Dispatcher that can also publish rows inside the
+// transaction that writes them (relay.Relay over the embedded queue sharing
+// the store's file; see relay.Relay.PublishInTx): it returns the rows to
+// insert, those it sent marked published, in the order given.
+type TxPublisher interface {
+	PublishInTx(ctx context.Context, tx store.Tx, events []outbox.Event) []outbox.Event
+}
+
 // Hooks observe the advancer for metrics. Every hook is optional, called
 // synchronously after the transaction that recorded the fact committed.
 type Hooks struct {

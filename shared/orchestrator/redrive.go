@@ -101,7 +101,7 @@ func (r *Recovery) redriveOne(ctx context.Context, id string) (dispatch []outbox
 			}
 			events = []outbox.Event{newAdvanceEvent(ids.advance, r.c.Shards, saga.CommandFor(s, saga.ReasonRecovery), chain(s, nil), now, now, r.c.Owner, r.c.DispatchLease)}
 		}
-		if dispatch, err = insertEvents(ctx, tx, events); err != nil {
+		if dispatch, err = insertEvents(ctx, tx, events, r.c.Dispatcher, ""); err != nil {
 			return err
 		}
 		ok = true

@@ -137,7 +137,11 @@ func (a *Advancer) saveIn(ctx context.Context, tx store.Tx, cur saga.Instance, k
 		}
 		events = append(events, e)
 	}
-	if events, err = insertEvents(ctx, tx, events); err != nil {
+	carried := ""
+	if chained {
+		carried = cmdRow.ID
+	}
+	if events, err = insertEvents(ctx, tx, events, a.c.Dispatcher, carried); err != nil {
 		return s, err
 	}
 	if consumed != nil {

@@ -29,6 +29,15 @@ type Dispatcher interface {
 	Dispatch(ctx context.Context, events []outbox.Event)
 }
 
+// TxPublisher is a Dispatcher that can also publish rows inside the
+// transaction that writes them (relay.Relay over the embedded queue sharing
+// the store's file; see relay.Relay.PublishInTx). It returns the rows to
+// insert, those it sent marked published; the Service still hands all of
+// them to Dispatch after commit.
+type TxPublisher interface {
+	PublishInTx(ctx context.Context, tx store.Tx, events []outbox.Event) []outbox.Event
+}
+
 // Defaults of a Config's zero fields (config's values).
 const (
 	DefaultDispatchTimeout = config.DefaultDispatchTimeout
@@ -120,7 +129,8 @@ const routeFingerprint = "POST /orders"
 //
 // Cost: one store transaction for a replay; for a new order one transaction
 // writes the key (completed, with the response), the order, the saga and the
-// outbox rows, and the fast path uses a second one to mark rows published.
+// outbox rows, and the fast path uses a second one to mark rows published —
+// unless the Dispatcher is a TxPublisher that sent them inside the first.
 func (s *Service) Create(ctx context.Context, cmd CreateCommand) (Response, error) {
 	normalized, err := json.Marshal(cmd.Request)
 	if err != nil {
@@ -229,6 +239,9 @@ func (s *Service) write(ctx context.Context, tx store.Tx, cmd CreateCommand, fp 
 	events, err := s.newEvents(o, inst, cmd, now)
 	if err != nil {
 		return Response{}, nil, err
+	}
+	if p, ok := s.cfg.Dispatcher.(TxPublisher); ok {
+		events = p.PublishInTx(ctx, tx, events)
 	}
 	for _, e := range events {
 		if err := tx.InsertOutbox(ctx, e); err != nil {

@@ -78,7 +78,23 @@ func message(e outbox.Event, now time.Time) queue.OutMessage {
 // committed (still leased to the request) and mark them published. It is
 // best effort: any failure leaves the rows pending and the relay publishes
 // them once the request's lease lapses.
+//
+// Rows PublishInTx already sent in their transaction (status published) are
+// only counted, and their queues woken.
 func (r *Relay) Dispatch(ctx context.Context, events []outbox.Event) {
+	var inTx []outbox.Event
+	pending := events[:0:0]
+	for _, e := range events {
+		if e.Status == outbox.StatusPublished {
+			inTx = append(inTx, e)
+		} else {
+			pending = append(pending, e)
+		}
+	}
+	if len(inTx) > 0 {
+		r.committed(inTx)
+	}
+	events = pending
 	if len(events) == 0 {
 		return
 	}

@@ -5,10 +5,12 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"strings"
 	"time"
 
 	"ordersaga/shared/apperr"
 	"ordersaga/shared/queue"
+	"ordersaga/shared/store"
 )
 
 // queueRow is a row of queue_queues.
@@ -18,8 +20,15 @@ type queueRow struct {
 	deadLetter      string
 }
 
+// execer runs statements: a connection inside one of the queue's own
+// transactions, or a store transaction on the same database (SendInTx).
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
 // lookup reads a queue's settings; NotFound if it does not exist.
-func lookup(ctx context.Context, conn *sql.Conn, name string) (queueRow, error) {
+func lookup(ctx context.Context, conn execer, name string) (queueRow, error) {
 	var r queueRow
 	var visMS int64
 	err := conn.QueryRowContext(ctx,
@@ -77,44 +86,110 @@ func (q *Queue) Ensure(ctx context.Context, spec queue.QueueSpec) (string, error
 // SendBatch implements queue.Queue. The valid entries are stored in one
 // transaction, so they are all sent or (whole-call error) none is.
 func (q *Queue) SendBatch(ctx context.Context, queueURL string, msgs []queue.OutMessage) ([]queue.SendResult, error) {
-	name, err := nameOf(queueURL)
+	name, entryErrs, err := checkSend(queueURL, msgs)
 	if err != nil {
 		return nil, err
 	}
-	entryErrs, err := queue.CheckBatch(msgs)
-	if err != nil {
-		return nil, err
-	}
-	results := make([]queue.SendResult, len(msgs))
+	var results []queue.SendResult
 	err = q.immediate(ctx, func(ctx context.Context, conn *sql.Conn) error {
-		if _, err := lookup(ctx, conn, name); err != nil {
-			return err
-		}
-		now := q.now()
-		for i, m := range msgs {
-			results[i] = queue.SendResult{ID: m.ID, Err: entryErrs[i]}
-			if entryErrs[i] != nil {
-				continue
-			}
-			attrs, err := encodeAttributes(m.Attributes)
-			if err != nil {
-				return err
-			}
-			id := q.newID()
-			if _, err := conn.ExecContext(ctx, `
-				INSERT INTO queue_messages (queue, message_id, body, attributes, sent_at_ms, visible_at_ms)
-				VALUES (?, ?, ?, ?, ?, ?)`,
-				name, id, m.Body, attrs, ms(now), ms(now.Add(m.Delay))); err != nil {
-				return classify(err, "sqlitequeue: insert message")
-			}
-			results[i].MessageID = id
-		}
-		return nil
+		var err error
+		results, err = q.insert(ctx, conn, name, msgs, entryErrs)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	q.wake(name)
+	return results, nil
+}
+
+// SendInTx stores msgs in queueURL inside tx, a transaction of a store on
+// this Queue's own database handle (the SQLite store sharing the queue's
+// file, see store.SQLTx): the messages exist exactly when tx commits, and
+// vanish with it if it rolls back. ok is false, and nothing is written,
+// when tx is not such a transaction; the caller then sends with SendBatch
+// after its commit. Results and errors are SendBatch's. The valid entries
+// are written by one statement, so a failed call leaves none of them. Once
+// tx has committed, call Committed so long polls see the messages at once
+// (otherwise they see them at their next poll).
+func (q *Queue) SendInTx(ctx context.Context, tx store.Tx, queueURL string, msgs []queue.OutMessage) (results []queue.SendResult, ok bool, err error) {
+	st, isSQL := tx.(store.SQLTx)
+	if !isSQL || st.SQLDB() != q.db {
+		return nil, false, nil
+	}
+	name, entryErrs, err := checkSend(queueURL, msgs)
+	if err != nil {
+		return nil, true, err
+	}
+	results, err = q.insert(ctx, st, name, msgs, entryErrs)
+	return results, true, err
+}
+
+// Committed wakes the long polls of the queues SendInTx wrote to.
+func (q *Queue) Committed(queueURLs ...string) {
+	names := make([]string, 0, len(queueURLs))
+	for _, u := range queueURLs {
+		if name, err := nameOf(u); err == nil {
+			names = append(names, name)
+		}
+	}
+	q.wake(names...)
+}
+
+func checkSend(queueURL string, msgs []queue.OutMessage) (string, []error, error) {
+	name, err := nameOf(queueURL)
+	if err != nil {
+		return "", nil, err
+	}
+	entryErrs, err := queue.CheckBatch(msgs)
+	return name, entryErrs, err
+}
+
+// exists reports whether a send found the queue before. The adapter never
+// deletes a queue (Ensure creates or updates one), so once found it stays:
+// later sends skip the look-up.
+func (q *Queue) exists(name string) bool {
+	_, ok := q.known.Load(name)
+	return ok
+}
+
+// insert stores the entries of msgs without an error in entryErrs with one
+// multi-row INSERT (one statement: all or none), after checking the queue
+// exists.
+func (q *Queue) insert(ctx context.Context, ex execer, name string, msgs []queue.OutMessage, entryErrs []error) ([]queue.SendResult, error) {
+	if !q.exists(name) {
+		if _, err := lookup(ctx, ex, name); err != nil {
+			return nil, err
+		}
+		q.known.Store(name, true)
+	}
+	now := q.now()
+	results := make([]queue.SendResult, len(msgs))
+	var sb strings.Builder
+	sb.WriteString(`INSERT INTO queue_messages (queue, message_id, body, attributes, sent_at_ms, visible_at_ms) VALUES `)
+	args := make([]any, 0, 6*len(msgs))
+	for i, m := range msgs {
+		results[i] = queue.SendResult{ID: m.ID, Err: entryErrs[i]}
+		if entryErrs[i] != nil {
+			continue
+		}
+		attrs, err := encodeAttributes(m.Attributes)
+		if err != nil {
+			return nil, err
+		}
+		if len(args) > 0 {
+			sb.WriteString(", ")
+		}
+		sb.WriteString("(?, ?, ?, ?, ?, ?)")
+		results[i].MessageID = q.newID()
+		args = append(args, name, results[i].MessageID, m.Body, attrs, ms(now), ms(now.Add(m.Delay)))
+	}
+	if len(args) == 0 {
+		return results, nil
+	}
+	if _, err := ex.ExecContext(ctx, sb.String(), args...); err != nil {
+		return nil, classify(err, "sqlitequeue: insert messages")
+	}
 	return results, nil
 }
 

@@ -49,6 +49,7 @@ type Queue struct {
 
 	mu      sync.Mutex
 	wakeups map[string]chan struct{} // queue name -> closed on the next change
+	known   sync.Map                 // queue name -> true: found by a send (see exists)
 }
 
 var _ queue.Queue = (*Queue)(nil)

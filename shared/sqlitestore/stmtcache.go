@@ -94,6 +94,21 @@ func (c *stmtCache) close() {
 
 // The tx's query helpers run through the cache.
 
+var _ store.SQLTx = (*tx)(nil)
+
+// SQLDB implements store.SQLTx: the pool the transaction runs on.
+func (t *tx) SQLDB() *sql.DB { return t.stmts.db }
+
+// ExecContext implements store.SQLTx (for the embedded queue's tables).
+func (t *tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	return t.execContext(ctx, query, args...)
+}
+
+// QueryRowContext implements store.SQLTx.
+func (t *tx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	return t.queryRowContext(ctx, query, args...)
+}
+
 func (t *tx) execContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
 	args, err := textArgs(args)
 	if err != nil {

@@ -17,6 +17,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"time"
 
 	"ordersaga/shared/dlq"
@@ -186,4 +187,18 @@ type DeadLetters interface {
 	InsertAudit(ctx context.Context, a dlq.AuditRecord) error
 	// ListAudit returns up to limit audit records, newest first.
 	ListAudit(ctx context.Context, limit int) ([]dlq.AuditRecord, error)
+}
+
+// SQLTx is implemented by the transactions of a store kept in a SQL
+// database (the SQLite store). It lets an adapter that keeps its own tables
+// in the same database — the embedded queue on the store's file — write
+// inside the store's transaction, so its rows exist exactly when the
+// store's rows do. SQLDB names the database handle the transaction runs on:
+// an adapter must write through the transaction only when that is its own
+// handle. Statements run as the store's own do (in a group transaction they
+// are never interrupted half-way).
+type SQLTx interface {
+	SQLDB() *sql.DB
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }

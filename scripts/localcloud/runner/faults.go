@@ -48,6 +48,7 @@ import (
 	"ordersaga/shared/outbox"
 	"ordersaga/shared/paymentsim"
 	"ordersaga/shared/queue"
+	"ordersaga/shared/relay"
 	"ordersaga/shared/store"
 	"ordersaga/shared/triggers"
 	"ordersaga/shared/yc"
@@ -206,6 +207,26 @@ func (q *faultQueue) SendBatch(ctx context.Context, url string, msgs []queue.Out
 		}
 	}
 	return out, nil
+}
+
+// SendInTx forwards the embedded queue's in-transaction send (the local
+// fast path, relay.TxSender), except to order-events while a publish fault
+// is set: those go through SendBatch after commit, where the fault applies
+// (inside its transaction, the order a POST is creating is not yet visible
+// to the fault's look-up).
+func (q *faultQueue) SendInTx(ctx context.Context, tx store.Tx, url string, msgs []queue.OutMessage) ([]queue.SendResult, bool, error) {
+	ts, ok := q.Queue.(relay.TxSender)
+	if sku, _ := q.f.skus(); !ok || (sku != "" && url == q.url) {
+		return nil, false, nil
+	}
+	return ts.SendInTx(ctx, tx, url, msgs)
+}
+
+// Committed implements relay.TxSender.
+func (q *faultQueue) Committed(urls ...string) {
+	if ts, ok := q.Queue.(relay.TxSender); ok {
+		ts.Committed(urls...)
+	}
 }
 
 // advancer wraps the sagaadvancer function: commands of orders with the
