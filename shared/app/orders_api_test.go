@@ -310,3 +310,17 @@ func TestTransactionBudget(t *testing.T) {
 		t.Errorf("replay used %d store transactions, budget 1", n)
 	}
 }
+
+// With the embedded queue on the store's file (the local default), the
+// fast path runs inside the order's own transaction: one transaction in
+// all, no publish mark after it.
+func TestNewOrderOnOneFileIsOneTransaction(t *testing.T) {
+	env := newTestEnv(t)
+	env.txCount.Store(0)
+	if r := env.do("POST", "/orders", "dev-user", "one-tx", []byte(orderBody)); r.status != 201 {
+		t.Fatal(r.status)
+	}
+	if n := env.txCount.Load(); n != 1 {
+		t.Errorf("new order used %d store transactions, want 1 (the in-transaction fast path)", n)
+	}
+}
