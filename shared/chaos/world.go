@@ -143,6 +143,12 @@ func (w *world) build(ctx context.Context, path string) error {
 	}
 	cfg := config.Default()
 	cfg.SQLitePath, cfg.QueueSQLite, cfg.Metrics = path, path, "none"
+	if !w.opts.Concurrent {
+		// A sequential run replays exactly from its seed: one message
+		// after another. Concurrent runs keep SAGA_BATCH_CONCURRENCY's
+		// default, so a batch's sagas also race each other.
+		cfg.Saga.BatchConcurrency = 1
+	}
 	if w.opts.Vary {
 		w.vary(&cfg)
 	}
