@@ -212,6 +212,13 @@ func (q *countingQueue) Receive(ctx context.Context, url string, opts queue.Rece
 	return m, err
 }
 
+// DeleteBatch forwards the embedded queue's batch delete (the local
+// trigger's acknowledgement) and counts each message.
+func (q *countingQueue) DeleteBatch(ctx context.Context, url string, handles []string) error {
+	q.deletes.Add(int64(len(handles)))
+	return q.inner.DeleteBatch(ctx, url, handles)
+}
+
 func (q *countingQueue) Delete(ctx context.Context, url, handle string) error {
 	q.deletes.Add(1)
 	return q.Queue.Delete(ctx, url, handle)

@@ -144,11 +144,29 @@ func (t Trigger) deliver(ctx context.Context, log *slog.Logger, msgs []queue.Mes
 	// run again after the visibility timeout).
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), deleteTimeout)
 	defer cancel()
+	if bd, ok := t.Queue.(BatchDeleter); ok {
+		handles := make([]string, len(msgs))
+		for i, m := range msgs {
+			handles[i] = m.ReceiptHandle
+		}
+		err := bd.DeleteBatch(dctx, t.URL, handles)
+		if err == nil {
+			return
+		}
+		log.Warn("queue batch delete failed; deleting one by one", "trigger", t.Name, "messages", len(msgs), "error", err)
+	}
 	for _, m := range msgs {
 		if err := t.Queue.Delete(dctx, t.URL, m.ReceiptHandle); err != nil {
 			log.Warn("queue delete failed", "trigger", t.Name, "message_id", m.MessageID, "error", err)
 		}
 	}
+}
+
+// BatchDeleter is a queue that deletes a received batch in one call (the
+// embedded queue: sqlitequeue.Queue.DeleteBatch). The trigger uses it when
+// the queue has it, and deletes one message at a time otherwise.
+type BatchDeleter interface {
+	DeleteBatch(ctx context.Context, queueURL string, receiptHandles []string) error
 }
 
 // Envelope turns received messages into the trigger event's messages, with

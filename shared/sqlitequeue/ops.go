@@ -211,6 +211,39 @@ func (q *Queue) Delete(ctx context.Context, queueURL, receiptHandle string) erro
 	})
 }
 
+// DeleteBatch deletes the messages of queueURL that the receipt handles
+// name, in one transaction: the local queue trigger (shared/mqtrigger)
+// acknowledges a batch with one call instead of one per message, as Message
+// Queue's DeleteMessageBatch does. A handle that names no message (deleted
+// or received again meanwhile) is skipped, as Delete does; a malformed one
+// fails the call before anything is deleted.
+func (q *Queue) DeleteBatch(ctx context.Context, queueURL string, receiptHandles []string) error {
+	name, err := nameOf(queueURL)
+	if err != nil {
+		return err
+	}
+	if len(receiptHandles) == 0 || len(receiptHandles) > queue.MaxBatch {
+		return apperr.New(apperr.Invalid, "sqlitequeue: delete batch of %d handles (want 1..%d)", len(receiptHandles), queue.MaxBatch)
+	}
+	args := make([]any, 0, 1+len(receiptHandles))
+	args = append(args, name)
+	for _, h := range receiptHandles {
+		if err := queue.CheckReceiptHandle(h); err != nil {
+			return err
+		}
+		args = append(args, h)
+	}
+	query := `DELETE FROM queue_messages WHERE queue = ? AND receipt_handle IN (?` +
+		strings.Repeat(", ?", len(receiptHandles)-1) + `)`
+	return q.immediate(ctx, func(ctx context.Context, conn *sql.Conn) error {
+		if _, err := lookup(ctx, conn, name); err != nil {
+			return err
+		}
+		_, err := conn.ExecContext(ctx, query, args...)
+		return classify(err, "sqlitequeue: delete messages")
+	})
+}
+
 // ChangeVisibility implements queue.Queue.
 func (q *Queue) ChangeVisibility(ctx context.Context, queueURL, receiptHandle string, d time.Duration) error {
 	name, err := nameOf(queueURL)

@@ -45,6 +45,7 @@ import (
 	"ordersaga/shared/apperr"
 	"ordersaga/shared/config"
 	"ordersaga/shared/handlers"
+	"ordersaga/shared/mqtrigger"
 	"ordersaga/shared/outbox"
 	"ordersaga/shared/paymentsim"
 	"ordersaga/shared/queue"
@@ -227,6 +228,19 @@ func (q *faultQueue) Committed(urls ...string) {
 	if ts, ok := q.Queue.(relay.TxSender); ok {
 		ts.Committed(urls...)
 	}
+}
+
+// DeleteBatch forwards the embedded queue's batch delete (no fault touches
+// deletes), so the local trigger acknowledges a batch in one call.
+func (q *faultQueue) DeleteBatch(ctx context.Context, url string, handles []string) error {
+	if bd, ok := q.Queue.(mqtrigger.BatchDeleter); ok {
+		return bd.DeleteBatch(ctx, url, handles)
+	}
+	var errs []error
+	for _, h := range handles {
+		errs = append(errs, q.Queue.Delete(ctx, url, h))
+	}
+	return errors.Join(errs...)
 }
 
 // advancer wraps the sagaadvancer function: commands of orders with the
