@@ -98,7 +98,11 @@ func insertEvents(ctx context.Context, tx store.Tx, events []outbox.Event, d Dis
 		for j, i := range now {
 			pick[j] = rows[i]
 		}
-		for j, e := range p.PublishInTx(ctx, tx, pick) {
+		sent, err := p.PublishInTx(ctx, tx, pick)
+		if err != nil {
+			return nil, err
+		}
+		for j, e := range sent {
 			rows[now[j]] = e
 		}
 	}

@@ -62,13 +62,13 @@ type recordingPublisher struct{ got []string }
 
 func (p *recordingPublisher) Dispatch(context.Context, []outbox.Event) {}
 
-func (p *recordingPublisher) PublishInTx(_ context.Context, _ store.Tx, events []outbox.Event) []outbox.Event {
+func (p *recordingPublisher) PublishInTx(_ context.Context, _ store.Tx, events []outbox.Event) ([]outbox.Event, error) {
 	out := append([]outbox.Event(nil), events...)
 	for i := range out {
 		p.got = append(p.got, out[i].ID)
 		out[i].Status, out[i].LeaseOwner, out[i].LeaseUntil = outbox.StatusPublished, "", time.Time{}
 	}
-	return out
+	return out, nil
 }
 
 // Inside the transaction only the rows that may be dispatched now are

@@ -33,9 +33,10 @@ type Dispatcher interface {
 // transaction that writes them (relay.Relay over the embedded queue sharing
 // the store's file; see relay.Relay.PublishInTx). It returns the rows to
 // insert, those it sent marked published; the Service still hands all of
-// them to Dispatch after commit.
+// them to Dispatch after commit. An error (the database failed under it)
+// fails the transaction.
 type TxPublisher interface {
-	PublishInTx(ctx context.Context, tx store.Tx, events []outbox.Event) []outbox.Event
+	PublishInTx(ctx context.Context, tx store.Tx, events []outbox.Event) ([]outbox.Event, error)
 }
 
 // Defaults of a Config's zero fields (config's values).
@@ -241,7 +242,9 @@ func (s *Service) write(ctx context.Context, tx store.Tx, cmd CreateCommand, fp 
 		return Response{}, nil, err
 	}
 	if p, ok := s.cfg.Dispatcher.(TxPublisher); ok {
-		events = p.PublishInTx(ctx, tx, events)
+		if events, err = p.PublishInTx(ctx, tx, events); err != nil {
+			return Response{}, nil, err
+		}
 	}
 	for _, e := range events {
 		if err := tx.InsertOutbox(ctx, e); err != nil {

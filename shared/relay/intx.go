@@ -2,7 +2,10 @@ package relay
 
 import (
 	"context"
+	"fmt"
 	"time"
+
+	"ordersaga/shared/apperr"
 
 	"ordersaga/shared/outbox"
 	"ordersaga/shared/queue"
@@ -34,15 +37,18 @@ type TxSender interface {
 // leaves the row to be sent again. Rows it could not send (another queue, an
 // entry the queue refuses, any error) come back unchanged: they are
 // inserted pending, leased as they were, and Dispatch or the relay sends
-// them as before. It never fails. After commit, hand the returned rows to
-// Dispatch as usual: it wakes the queues and counts the ones sent here.
+// them as before. It fails only when the database failed under it (any
+// error but Invalid or NotFound, which only leave rows to the fast path):
+// the transaction may be gone, so the caller must return the error and let
+// the transaction fail. After commit, hand the returned rows to Dispatch as
+// usual: it wakes the queues and counts the ones sent here.
 //
 // The caller decides which rows may go now exactly as for Dispatch (an
 // aggregate's rows go in order: see orchestrator.insertEvents).
-func (r *Relay) PublishInTx(ctx context.Context, tx store.Tx, events []outbox.Event) []outbox.Event {
+func (r *Relay) PublishInTx(ctx context.Context, tx store.Tx, events []outbox.Event) ([]outbox.Event, error) {
 	ts, ok := r.cfg.Queue.(TxSender)
 	if !ok || len(events) == 0 {
-		return events
+		return events, nil
 	}
 	now := r.cfg.Now()
 	out := append([]outbox.Event(nil), events...)
@@ -70,9 +76,12 @@ func (r *Relay) PublishInTx(ctx context.Context, tx store.Tx, events []outbox.Ev
 			if !ok {
 				continue // not for this queue: Dispatch sends these after commit
 			}
-			if err != nil {
-				r.cfg.Log.Warn("in-transaction publish failed; the fast path will send after commit", "destination", dest, "error", err)
+			if apperr.Is(err, apperr.Invalid) || apperr.Is(err, apperr.NotFound) {
+				r.cfg.Log.Warn("in-transaction publish refused; the fast path will send after commit", "destination", dest, "error", err)
 				continue
+			}
+			if err != nil {
+				return events, fmt.Errorf("in-transaction publish to %s: %w", dest, err)
 			}
 			sent := make(map[string]bool, len(res))
 			for _, sr := range res {
@@ -88,7 +97,7 @@ func (r *Relay) PublishInTx(ctx context.Context, tx store.Tx, events []outbox.Ev
 			}
 		}
 	}
-	return out
+	return out, nil
 }
 
 // committed finishes rows PublishInTx sent, once their transaction has

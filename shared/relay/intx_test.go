@@ -94,7 +94,10 @@ func (f *inTxFixture) publishInTx(t *testing.T, r *Relay, evs []outbox.Event) []
 	t.Helper()
 	var out []outbox.Event
 	err := f.store.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
-		out = r.PublishInTx(ctx, tx, evs)
+		var err error
+		if out, err = r.PublishInTx(ctx, tx, evs); err != nil {
+			return err
+		}
 		for _, e := range out {
 			if err := tx.InsertOutbox(ctx, e); err != nil {
 				return err
@@ -369,7 +372,11 @@ func TestPublishInTxRolledBack(t *testing.T) {
 	r := f.relay(t, f.queue, f.urls)
 	boom := errors.New("boom")
 	err := f.store.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
-		for _, e := range r.PublishInTx(ctx, tx, []outbox.Event{f.row("x", outbox.DestSagaCommands, f.clock.Now())}) {
+		rows, err := r.PublishInTx(ctx, tx, []outbox.Event{f.row("x", outbox.DestSagaCommands, f.clock.Now())})
+		if err != nil {
+			return err
+		}
+		for _, e := range rows {
 			if err := tx.InsertOutbox(ctx, e); err != nil {
 				return err
 			}
@@ -381,5 +388,38 @@ func TestPublishInTxRolledBack(t *testing.T) {
 	}
 	if msgs := f.messages(t); len(msgs) != 0 {
 		t.Errorf("messages of a rolled-back transaction: %v", msgs)
+	}
+}
+
+// A database failure under the in-transaction send (here: the queue's table
+// is gone) is not swallowed: PublishInTx returns it, the transaction fails,
+// and nothing of it stays (the table is back, no row was written).
+func TestPublishInTxDatabaseFailureFailsTheTransaction(t *testing.T) {
+	f := newInTxFixture(t)
+	r := f.relay(t, f.queue, f.urls)
+	err := f.store.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
+		if _, err := tx.(store.SQLTx).ExecContext(ctx, `DROP TABLE queue_messages`); err != nil {
+			return err
+		}
+		rows, err := r.PublishInTx(ctx, tx, []outbox.Event{f.row("gone", outbox.DestSagaCommands, f.clock.Now())})
+		if err != nil {
+			return err
+		}
+		for _, e := range rows {
+			if err := tx.InsertOutbox(ctx, e); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err == nil {
+		t.Fatal("the transaction committed although its in-transaction send failed")
+	}
+	var n int
+	if err := f.store.DB().QueryRow(`SELECT count(*) FROM queue_messages`).Scan(&n); err != nil {
+		t.Fatalf("the queue's table did not come back with the rollback: %v", err)
+	}
+	if err := f.store.DB().QueryRow(`SELECT count(*) FROM outbox`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("outbox rows after the failed transaction: %d (%v), want 0", n, err)
 	}
 }
