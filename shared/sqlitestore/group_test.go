@@ -137,3 +137,77 @@ func TestWaitingTransactionsCommitAsOneGroup(t *testing.T) {
 		t.Errorf("committed rows %v, want holder, ok-1, ok-2 (refused, panicked and cancelled callers leave nothing)", ids)
 	}
 }
+
+// A group whose members either succeed or fail before writing anything
+// commits in one pass without savepoints (no rerun); one whose member fails
+// after a write is run again with savepoints, and only that member's writes
+// vanish.
+func TestGroupRunsWithoutSavepointsUnlessAMemberMustBeUndone(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		dirty      bool
+		wantReruns int
+		wantIDs    string
+	}{{"clean failure", false, 0, "a,b,holder"}, {"failure after a write", true, 1, "a,b,holder"}} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := open(t, filepath.Join(t.TempDir(), "g.db"), Options{})
+			ctx := context.Background()
+			release, holding := make(chan struct{}), make(chan struct{})
+			var wg sync.WaitGroup
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_ = s.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+					close(holding)
+					<-release
+					return audit(ctx, tx, "holder")
+				})
+			}()
+			<-holding
+			refused := apperr.New(apperr.Rejected, "refused")
+			fns := []func(context.Context, store.Tx) error{
+				func(ctx context.Context, tx store.Tx) error { return audit(ctx, tx, "a") },
+				func(ctx context.Context, tx store.Tx) error {
+					if _, err := tx.GetOrder(ctx, "none"); !apperr.Is(err, apperr.NotFound) {
+						return err
+					}
+					if tc.dirty {
+						_ = audit(ctx, tx, "undone")
+					}
+					return refused
+				},
+				func(ctx context.Context, tx store.Tx) error { return audit(ctx, tx, "b") },
+			}
+			errs := make([]error, len(fns))
+			for i, fn := range fns {
+				wg.Add(1)
+				go func() { defer wg.Done(); errs[i] = s.InTx(ctx, fn) }()
+			}
+			for {
+				s.w.mu.Lock()
+				n := len(s.w.waiting)
+				s.w.mu.Unlock()
+				if n == len(fns) {
+					break
+				}
+				runtime.Gosched()
+			}
+			close(release)
+			wg.Wait()
+			if errs[0] != nil || errs[2] != nil || !errors.Is(errs[1], refused) {
+				t.Fatalf("outcomes %v", errs)
+			}
+			s.w.mu.Lock()
+			reruns, commits := s.w.reruns, s.w.commits
+			s.w.mu.Unlock()
+			if reruns != tc.wantReruns || commits != 2 {
+				t.Errorf("%d reruns and %d commits, want %d and 2 (the holder, then the group)", reruns, commits, tc.wantReruns)
+			}
+			ids := auditIDs(t, s)
+			sort.Strings(ids)
+			if strings.Join(ids, ",") != tc.wantIDs {
+				t.Errorf("committed rows %v, want %s", ids, tc.wantIDs)
+			}
+		})
+	}
+}

@@ -104,12 +104,15 @@ func (t *tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Re
 	return t.execContext(ctx, query, args...)
 }
 
-// QueryRowContext implements store.SQLTx.
+// QueryRowContext implements store.SQLTx. The statement counts as a write
+// (group.go): the store cannot tell what another adapter's SQL does.
 func (t *tx) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
+	t.writes++
 	return t.queryRowContext(ctx, query, args...)
 }
 
 func (t *tx) execContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	t.writes++
 	args, err := textArgs(args)
 	if err != nil {
 		return nil, err
