@@ -157,8 +157,15 @@ func ErrText(err error) string {
 
 // EscapePointer escapes a key for use in a JSON pointer (RFC 6901).
 func EscapePointer(key string) string {
-	return strings.NewReplacer("~", "~0", "/", "~1").Replace(key)
+	if !strings.ContainsAny(key, "~/") {
+		return key
+	}
+	return pointerEscaper.Replace(key)
 }
+
+// pointerEscaper is built once: a Replacer is costly to build, and
+// EscapePointer runs for every member of every request body (CheckFields).
+var pointerEscaper = strings.NewReplacer("~", "~0", "/", "~1")
 
 // CheckFields reports the first member of data, at any depth, whose name is
 // not exactly (byte for byte) the JSON name of a field of the Go type t that
