@@ -97,12 +97,12 @@ func New(ctx context.Context, cfg config.Config, open Opener, opt Options) (*App
 		// equals the time written (and replayed bodies match GET bodies).
 		a.Now = func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
 	}
-	if a.NewID == nil {
-		a.NewID = func() string { return uuid.NewString() }
-	}
 	owner := opt.Owner
 	if owner == "" {
-		owner = "instance-" + a.NewID()[:8]
+		// Random bits, whatever the ID generator: a time-ordered id's first
+		// characters are the same for every instance started in the same
+		// minute, and lease owners must differ.
+		owner = "instance-" + uuid.NewString()[:8]
 	}
 	if open == nil {
 		return nil, errors.New("app.New: no adapters (pass the target's Opener, e.g. localwiring.Open or cloudwiring.Open)")
@@ -119,6 +119,12 @@ func New(ctx context.Context, cfg config.Config, open Opener, opt Options) (*App
 		return nil, errors.New("app.New: the opener returned no store or no queue")
 	}
 	a.store, a.queue, a.metrics = p.Store, p.Queue, p.Metrics
+	if a.NewID == nil {
+		a.NewID = p.NewID
+	}
+	if a.NewID == nil {
+		a.NewID = func() string { return uuid.NewString() }
+	}
 	if a.metrics == nil {
 		a.metrics = metrics.Nop{}
 	}

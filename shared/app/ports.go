@@ -28,6 +28,12 @@ type Ports struct {
 	MetricsHandler http.Handler
 	// Close, if set, releases the adapters; App.Close calls it last.
 	Close func() error
+	// NewID, if set, names the App's rows (orders, sagas, outbox rows, dead
+	// letters) instead of random UUIDs; Options.NewID overrides it. The
+	// local target sets time-ordered UUIDs (version 7), which SQLite's
+	// B-trees append instead of scattering (localwiring.NewID); the cloud
+	// keeps random ones, which spread YDB's writes over its partitions.
+	NewID func() string
 }
 
 // Env is what an Opener gets besides the configuration: the App's clock and

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
+
 	"ordersaga/shared/app"
 	"ordersaga/shared/config"
 	"ordersaga/shared/queue"
@@ -45,5 +47,22 @@ func TestRefusesCloudAdaptersNamingTheSetting(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "scripts/localcloud/cloudadapters") {
 			t.Errorf("%s: err = %v, want it to name the setting and the cloud-adapter build", want, err)
 		}
+	}
+}
+
+// The local target's ids are time-ordered UUIDs: each sorts after the one
+// before (SQLite appends their rows), and they are still distinct UUIDs.
+func TestLocalIDsAreTimeOrderedUUIDs(t *testing.T) {
+	prev := ""
+	for i := 0; i < 1000; i++ {
+		id := NewID()
+		u, err := uuid.Parse(id)
+		if err != nil || u.Version() != 7 {
+			t.Fatalf("%q: version %d, err %v; want a version-7 UUID", id, u.Version(), err)
+		}
+		if id <= prev {
+			t.Fatalf("id %d (%s) does not sort after the one before (%s)", i, id, prev)
+		}
+		prev = id
 	}
 }
