@@ -23,6 +23,7 @@ import (
 	"ordersaga/shared/app"
 	"ordersaga/shared/config"
 	"ordersaga/shared/handlers"
+	"ordersaga/shared/localwiring"
 	"ordersaga/shared/mqtrigger"
 	"ordersaga/shared/queue"
 	"ordersaga/shared/sqlitequeue"
@@ -77,11 +78,11 @@ func newStack(dir string, stock map[string]int64, concurrency int) *stack {
 	must(err)
 	s.db, err = sql.Open("sqlite", "file:"+cfg.SQLitePath+"?mode=ro&_pragma=busy_timeout(10000)")
 	must(err)
-	inner, err := sqlitequeue.New(st.DB())
+	inner, err := sqlitequeue.New(st.DB(), sqlitequeue.WithIDs(localwiring.NewID))
 	must(err)
 	s.q = &countingQueue{Queue: inner, inner: inner}
 	s.st = st
-	s.a, err = app.New(ctx, cfg, app.Use(app.Ports{Store: st, Queue: s.q}), app.Options{Log: app.NewLogger(os.Stderr, "error")})
+	s.a, err = app.New(ctx, cfg, app.Use(app.Ports{Store: st, Queue: s.q, NewID: localwiring.NewID}), app.Options{Log: app.NewLogger(os.Stderr, "error")})
 	must(err)
 	s.tf, err = triggers.Load("triggers/triggers.yaml")
 	must(err)
