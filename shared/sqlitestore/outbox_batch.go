@@ -25,10 +25,20 @@ const (
 	// One statement per row cost about twice as much per row: the driver
 	// compiles every statement's SQL on every execution (stmtcache.go). %s
 	// is the VALUES list (versionedValues).
-	sqlLeaseOutbox = `UPDATE outbox SET lease_owner = ?, lease_until = ?, version = outbox.version + 1
+	//
+	// OR FAIL: a statement that may change many rows and abort half-way
+	// (the default ABORT backs its own changes out) copies every page it
+	// touches into a statement journal first; with FAIL a failing statement
+	// keeps its earlier changes (sqlite.org/lang_conflict.html), so SQLite
+	// needs no statement journal. That cut the relay's store time per event
+	// by about a fifth (scripts/bench, 6000 events). It changes nothing
+	// visible: an error fails the caller's fn, and InTx then rolls back its
+	// transaction, or its savepoint in a group (group.go). The statements set
+	// only non-NULL values of the columns' types, so no constraint can fail.
+	sqlLeaseOutbox = `UPDATE OR FAIL outbox SET lease_owner = ?, lease_until = ?, version = outbox.version + 1
 	FROM (VALUES %s) AS v WHERE outbox.id = v.column1 AND outbox.version = v.column2`
 
-	sqlMarkOutboxPublished = `UPDATE outbox SET status = ?, published_at = ?, lease_owner = '', lease_until = ?,
+	sqlMarkOutboxPublished = `UPDATE OR FAIL outbox SET status = ?, published_at = ?, lease_owner = '', lease_until = ?,
 	last_error = '', version = outbox.version + 1
 	FROM (VALUES %s) AS v WHERE outbox.id = v.column1 AND outbox.version = v.column2`
 )
