@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"ordersaga/shared/apperr"
 	"ordersaga/shared/outbox"
 	"ordersaga/shared/store"
 )
@@ -26,6 +27,9 @@ func TestBatchedOutboxWritesSkipStaleRowsAndCountExactly(t *testing.T) {
 			err := s.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 				for i := range ids {
 					ids[i] = fmt.Sprintf("b%d-%04d", size, i)
+					if i%4 == 1 {
+						ids[i] += ` "quoted" 'single' \back\slash é 😀`
+					}
 					e := outbox.Event{ID: ids[i], AggregateType: "saga", AggregateID: "agg-" + ids[i], EventType: outbox.TypeSagaAdvance,
 						Destination: outbox.DestSagaCommands, Payload: []byte(`{}`), Status: outbox.StatusPending,
 						NextAttemptAt: at, CreatedAt: at, LastError: "earlier", Version: 5}
@@ -141,6 +145,37 @@ func TestBatchedOutboxWritesSeekByPrimaryKey(t *testing.T) {
 		text := strings.Join(plan, "; ")
 		if strings.Contains(text, "SCAN outbox") || !strings.Contains(text, "SEARCH outbox USING INDEX sqlite_autoindex_outbox_1 (id=?)") {
 			t.Errorf("%s: plan %q, want one primary-key search per pair", name, text)
+		}
+	}
+}
+
+// An id that is not valid UTF-8 is refused (Invalid) and nothing changes,
+// as for every other text the store is given.
+func TestBatchedOutboxWritesRefuseInvalidText(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "bad.db"), Options{})
+	ctx := context.Background()
+	at := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
+	err := s.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		return tx.InsertOutbox(ctx, outbox.Event{ID: "good", AggregateType: "saga", AggregateID: "a", EventType: outbox.TypeSagaAdvance,
+			Destination: outbox.DestSagaCommands, Payload: []byte(`{}`), Status: outbox.StatusPending, NextAttemptAt: at, CreatedAt: at, Version: 1})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := []store.OutboxVersion{{ID: "good", Version: 1}, {ID: "bad\xff", Version: 1}}
+	for name, write := range map[string]func(context.Context, store.Tx) (int, error){
+		"lease": func(ctx context.Context, tx store.Tx) (int, error) { return tx.LeaseOutbox(ctx, rows, "r", at) },
+		"mark":  func(ctx context.Context, tx store.Tx) (int, error) { return tx.MarkOutboxPublished(ctx, rows, at) },
+	} {
+		err := s.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+			_, err := write(ctx, tx)
+			return err
+		})
+		if !apperr.Is(err, apperr.Invalid) || !strings.Contains(err.Error(), "not valid UTF-8") {
+			t.Errorf("%s: %v; want Invalid (not valid UTF-8)", name, err)
+		}
+		if e := getOutbox(t, s, "good"); e.Version != 1 || e.LeaseOwner != "" || e.Status != outbox.StatusPending {
+			t.Errorf("%s changed the valid row of the refused batch: %+v", name, e)
 		}
 	}
 }
