@@ -80,16 +80,18 @@ type QueueURLs struct {
 
 // Relay settings.
 type Relay struct {
-	BatchSize int // RELAY_BATCH_SIZE (rows per claim)
-	// SendConcurrency: RELAY_SEND_CONCURRENCY (queue calls of one round in flight at once)
+	BatchSize   int           // RELAY_BATCH_SIZE (rows per claim)
+	MaxAttempts int           // RELAY_MAX_ATTEMPTS (then the row is dead)
+	Lease       time.Duration // RELAY_LEASE
+	BackoffBase time.Duration // RELAY_BACKOFF_BASE
+	BackoffCap  time.Duration // RELAY_BACKOFF_CAP
+	Shards      int           // OUTBOX_SHARDS
+	Budget      time.Duration // RELAY_BUDGET: how long one invocation keeps relaying
+	Retention   time.Duration // OUTBOX_RETENTION: published rows kept this long
+
+	// SendConcurrency is RELAY_SEND_CONCURRENCY: the queue calls of one
+	// relay round in flight at once.
 	SendConcurrency int
-	MaxAttempts     int           // RELAY_MAX_ATTEMPTS (then the row is dead)
-	Lease           time.Duration // RELAY_LEASE
-	BackoffBase     time.Duration // RELAY_BACKOFF_BASE
-	BackoffCap      time.Duration // RELAY_BACKOFF_CAP
-	Shards          int           // OUTBOX_SHARDS
-	Budget          time.Duration // RELAY_BUDGET: how long one invocation keeps relaying
-	Retention       time.Duration // OUTBOX_RETENTION: published rows kept this long
 }
 
 // Saga settings.
@@ -162,9 +164,9 @@ func Default() Config {
 			OrderEvents:     "sqlitequeue:///order-events",
 		},
 		Auth: AuthTokens, AuthTokens: "dev-user=dev-user:user,dev-admin=dev-admin:admin",
-		Relay: Relay{BatchSize: DefaultRelayBatchSize, SendConcurrency: DefaultRelaySendConcurrency, MaxAttempts: DefaultRelayMaxAttempts, Lease: DefaultRelayLease,
+		Relay: Relay{BatchSize: DefaultRelayBatchSize, MaxAttempts: DefaultRelayMaxAttempts, Lease: DefaultRelayLease,
 			BackoffBase: DefaultRelayBackoffBase, BackoffCap: DefaultRelayBackoffCap, Shards: DefaultShards,
-			Budget: DefaultRelayBudget, Retention: DefaultOutboxRetention},
+			Budget: DefaultRelayBudget, Retention: DefaultOutboxRetention, SendConcurrency: DefaultRelaySendConcurrency},
 		Saga:     Saga{Lease: DefaultSagaLease, BackoffBase: DefaultSagaBackoffBase, BackoffCap: DefaultSagaBackoffCap, InboxTTL: DefaultInboxTTL},
 		Recovery: Recovery{BatchSize: DefaultRecoveryBatchSize, StuckAfter: DefaultRecoveryStuckAfter, MaxRedrives: DefaultRecoveryMaxRedrives},
 		Redrive:  Redrive{MaxPerCall: DefaultRedriveMaxPerCall, LoopLimit: DefaultRedriveLoopLimit, MaxRate: DefaultRedriveMaxRate},

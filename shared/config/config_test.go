@@ -25,35 +25,32 @@ func TestCloudConfiguration(t *testing.T) {
 		"ORDERSAGA_QUEUE": "ymq", "YMQ_ACCESS_KEY_ID": "id", "YMQ_SECRET_ACCESS_KEY": "secret",
 		"SAGA_COMMANDS_QUEUE_URL": "https://q/1/saga-commands", "ORDER_EVENTS_QUEUE_URL": "https://q/1/order-events",
 		"ORDERSAGA_AUTH": "gateway", "ORDERSAGA_METRICS": "monitoring", "MONITORING_FOLDER_ID": "b1g",
-		"RELAY_BATCH_SIZE": "250", "RELAY_SEND_CONCURRENCY": "8", "SAGA_LEASE": "45s", "PAYMENT_FAILURE_RATE": "0.25", "ORDERSAGA_FUNCTION": "orderapi",
+		"RELAY_BATCH_SIZE": "250", "SAGA_LEASE": "45s", "PAYMENT_FAILURE_RATE": "0.25", "ORDERSAGA_FUNCTION": "orderapi",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Relay.BatchSize != 250 || c.Relay.SendConcurrency != 8 || c.Saga.Lease != 45*time.Second || c.Payment.FailureRate != 0.25 || c.Function != "orderapi" {
+	if c.Relay.BatchSize != 250 || c.Saga.Lease != 45*time.Second || c.Payment.FailureRate != 0.25 || c.Function != "orderapi" {
 		t.Errorf("overrides not applied: %+v", c)
 	}
 }
 
 func TestInvalidConfigurationNamesTheVariable(t *testing.T) {
 	cases := map[string]map[string]string{
-		"ORDERSAGA_STORE":                         {"ORDERSAGA_STORE": "postgres"},
-		"YDB_CONNECTION_STRING":                   {"ORDERSAGA_STORE": "ydb", "ORDERSAGA_QUEUE": "ymq", "YMQ_ACCESS_KEY_ID": "a", "YMQ_SECRET_ACCESS_KEY": "b"},
-		"YDB_TOKEN":                               {"ORDERSAGA_STORE": "ydb", "YDB_CONNECTION_STRING": "grpc://x:1/db", "YDB_AUTH": "token", "ORDERSAGA_QUEUE": "ymq", "YMQ_ACCESS_KEY_ID": "a", "YMQ_SECRET_ACCESS_KEY": "b"},
-		"ORDERSAGA_QUEUE=sqlite":                  {"ORDERSAGA_STORE": "ydb", "YDB_CONNECTION_STRING": "grpc://x:1/db"},
-		"YMQ_SECRET_ACCESS_KEY":                   {"ORDERSAGA_QUEUE": "ymq", "YMQ_ACCESS_KEY_ID": "a"},
-		"RELAY_BATCH_SIZE":                        {"RELAY_BATCH_SIZE": "lots"},
-		"RELAY_BATCH_SIZE must be":                {"RELAY_BATCH_SIZE": "0"},
-		"SAGA_LEASE":                              {"SAGA_LEASE": "forever"},
-		"RELAY_SEND_CONCURRENCY":                  {"RELAY_SEND_CONCURRENCY": "many"},
-		"RELAY_SEND_CONCURRENCY must be positive": {"RELAY_SEND_CONCURRENCY": "0"},
-		"RELAY_SEND_CONCURRENCY must be at most":  {"RELAY_SEND_CONCURRENCY": "101"},
-		"RECOVERY_MAX_REDRIVES":                   {"RECOVERY_MAX_REDRIVES": "0"},
-		"PAYMENT_FAILURE_RATE":                    {"PAYMENT_FAILURE_RATE": "2"},
-		"ORDERSAGA_AUTH":                          {"ORDERSAGA_AUTH": "none"},
-		"MONITORING_FOLDER_ID":                    {"ORDERSAGA_METRICS": "monitoring"},
-		"ORDERSAGA_LOG_LEVEL":                     {"ORDERSAGA_LOG_LEVEL": "loud"},
-		"RELAY_BACKOFF_CAP":                       {"RELAY_BACKOFF_BASE": "10m", "RELAY_BACKOFF_CAP": "1m"},
+		"ORDERSAGA_STORE":          {"ORDERSAGA_STORE": "postgres"},
+		"YDB_CONNECTION_STRING":    {"ORDERSAGA_STORE": "ydb", "ORDERSAGA_QUEUE": "ymq", "YMQ_ACCESS_KEY_ID": "a", "YMQ_SECRET_ACCESS_KEY": "b"},
+		"YDB_TOKEN":                {"ORDERSAGA_STORE": "ydb", "YDB_CONNECTION_STRING": "grpc://x:1/db", "YDB_AUTH": "token", "ORDERSAGA_QUEUE": "ymq", "YMQ_ACCESS_KEY_ID": "a", "YMQ_SECRET_ACCESS_KEY": "b"},
+		"ORDERSAGA_QUEUE=sqlite":   {"ORDERSAGA_STORE": "ydb", "YDB_CONNECTION_STRING": "grpc://x:1/db"},
+		"YMQ_SECRET_ACCESS_KEY":    {"ORDERSAGA_QUEUE": "ymq", "YMQ_ACCESS_KEY_ID": "a"},
+		"RELAY_BATCH_SIZE":         {"RELAY_BATCH_SIZE": "lots"},
+		"RELAY_BATCH_SIZE must be": {"RELAY_BATCH_SIZE": "0"},
+		"SAGA_LEASE":               {"SAGA_LEASE": "forever"},
+		"RECOVERY_MAX_REDRIVES":    {"RECOVERY_MAX_REDRIVES": "0"},
+		"PAYMENT_FAILURE_RATE":     {"PAYMENT_FAILURE_RATE": "2"},
+		"ORDERSAGA_AUTH":           {"ORDERSAGA_AUTH": "none"},
+		"MONITORING_FOLDER_ID":     {"ORDERSAGA_METRICS": "monitoring"},
+		"ORDERSAGA_LOG_LEVEL":      {"ORDERSAGA_LOG_LEVEL": "loud"},
+		"RELAY_BACKOFF_CAP":        {"RELAY_BACKOFF_BASE": "10m", "RELAY_BACKOFF_CAP": "1m"},
 	}
 	for want, vars := range cases {
 		_, err := Load(env(vars))
@@ -72,20 +69,21 @@ func TestAllProblemsAreReportedAtOnce(t *testing.T) {
 	}
 }
 
-func TestRelaySendConcurrencyBounds(t *testing.T) {
+func TestRelaySendConcurrency(t *testing.T) {
 	if c := Default(); c.Relay.SendConcurrency != DefaultRelaySendConcurrency {
 		t.Errorf("default RELAY_SEND_CONCURRENCY %d, want %d", c.Relay.SendConcurrency, DefaultRelaySendConcurrency)
 	}
 	for v, want := range map[string]string{
-		"0":   "RELAY_SEND_CONCURRENCY must be positive (got 0)",
-		"-3":  "RELAY_SEND_CONCURRENCY must be positive (got -3)",
-		"101": "RELAY_SEND_CONCURRENCY must be at most 100 (got 101)",
+		"many": "RELAY_SEND_CONCURRENCY",
+		"0":    "RELAY_SEND_CONCURRENCY must be positive (got 0)",
+		"-3":   "RELAY_SEND_CONCURRENCY must be positive (got -3)",
+		"101":  "RELAY_SEND_CONCURRENCY must be at most 100 (got 101)",
 	} {
 		if _, err := Load(env(map[string]string{"RELAY_SEND_CONCURRENCY": v})); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("RELAY_SEND_CONCURRENCY=%s: err = %v, want %q", v, err, want)
 		}
 	}
-	for _, v := range []string{"1", "100"} {
+	for _, v := range []string{"1", "8", "100"} {
 		c, err := Load(env(map[string]string{"RELAY_SEND_CONCURRENCY": v}))
 		if err != nil || fmt.Sprint(c.Relay.SendConcurrency) != v {
 			t.Errorf("RELAY_SEND_CONCURRENCY=%s: %d, %v", v, c.Relay.SendConcurrency, err)

@@ -11,18 +11,19 @@ import (
 // (relay.DefaultBatchSize is DefaultRelayBatchSize, and so on). A use case
 // built with a zero field therefore behaves as one built from Default().
 const (
-	DefaultRelayBatchSize = 100 // RELAY_BATCH_SIZE
+	DefaultRelayBatchSize   = 100                // RELAY_BATCH_SIZE
+	DefaultRelayMaxAttempts = 10                 // RELAY_MAX_ATTEMPTS
+	DefaultRelayLease       = 30 * time.Second   // RELAY_LEASE
+	DefaultRelayBackoffBase = time.Second        // RELAY_BACKOFF_BASE
+	DefaultRelayBackoffCap  = 5 * time.Minute    // RELAY_BACKOFF_CAP
+	DefaultShards           = 1                  // OUTBOX_SHARDS
+	DefaultRelayBudget      = 50 * time.Second   // RELAY_BUDGET
+	DefaultOutboxRetention  = 7 * 24 * time.Hour // OUTBOX_RETENTION
+
 	// DefaultRelaySendConcurrency (RELAY_SEND_CONCURRENCY): SendBatch calls
 	// of one relay round in flight at once, at most MaxRelaySendConcurrency.
 	DefaultRelaySendConcurrency = 4
 	MaxRelaySendConcurrency     = 100
-	DefaultRelayMaxAttempts     = 10                 // RELAY_MAX_ATTEMPTS
-	DefaultRelayLease           = 30 * time.Second   // RELAY_LEASE
-	DefaultRelayBackoffBase     = time.Second        // RELAY_BACKOFF_BASE
-	DefaultRelayBackoffCap      = 5 * time.Minute    // RELAY_BACKOFF_CAP
-	DefaultShards               = 1                  // OUTBOX_SHARDS
-	DefaultRelayBudget          = 50 * time.Second   // RELAY_BUDGET
-	DefaultOutboxRetention      = 7 * 24 * time.Hour // OUTBOX_RETENTION
 
 	DefaultRedriveMaxPerCall = 1000 // REDRIVE_MAX
 	DefaultRedriveMaxRate    = 100  // REDRIVE_MAX_RATE

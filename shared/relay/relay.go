@@ -33,15 +33,15 @@ import (
 // Defaults of a Config's zero fields: config.Default()'s values, so a
 // Relay built with a zero field behaves as one built from the environment.
 const (
-	DefaultBatchSize = config.DefaultRelayBatchSize // RELAY_BATCH_SIZE
+	DefaultBatchSize   = config.DefaultRelayBatchSize   // RELAY_BATCH_SIZE
+	DefaultMaxAttempts = config.DefaultRelayMaxAttempts // RELAY_MAX_ATTEMPTS
+	DefaultLease       = config.DefaultRelayLease       // RELAY_LEASE
+	DefaultBackoffBase = config.DefaultRelayBackoffBase // RELAY_BACKOFF_BASE
+	DefaultBackoffCap  = config.DefaultRelayBackoffCap  // RELAY_BACKOFF_CAP
+	DefaultShards      = config.DefaultShards           // OUTBOX_SHARDS
+	DefaultLoopLimit   = config.DefaultRedriveLoopLimit // REDRIVE_LOOP_LIMIT
 	// DefaultSendConcurrency: queue calls in flight at once (RELAY_SEND_CONCURRENCY).
 	DefaultSendConcurrency = config.DefaultRelaySendConcurrency
-	DefaultMaxAttempts     = config.DefaultRelayMaxAttempts // RELAY_MAX_ATTEMPTS
-	DefaultLease           = config.DefaultRelayLease       // RELAY_LEASE
-	DefaultBackoffBase     = config.DefaultRelayBackoffBase // RELAY_BACKOFF_BASE
-	DefaultBackoffCap      = config.DefaultRelayBackoffCap  // RELAY_BACKOFF_CAP
-	DefaultShards          = config.DefaultShards           // OUTBOX_SHARDS
-	DefaultLoopLimit       = config.DefaultRedriveLoopLimit // REDRIVE_LOOP_LIMIT
 	// DefaultOwner names a relay built without an Owner in its leases.
 	DefaultOwner = "relay"
 	// MaxBatchSize is the largest BatchSize (RELAY_BATCH_SIZE's bound).
