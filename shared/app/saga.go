@@ -24,7 +24,7 @@ func (a *App) wireRelay(cfg config.Config, owner string, opt Options) error {
 			outbox.DestSagaCommands: cfg.QueueURLs.SagaCommands,
 			outbox.DestOrderEvents:  cfg.QueueURLs.OrderEvents,
 		},
-		Shards: cfg.Relay.Shards, BatchSize: cfg.Relay.BatchSize, MaxAttempts: cfg.Relay.MaxAttempts, Lease: cfg.Relay.Lease,
+		Shards: cfg.Relay.Shards, BatchSize: cfg.Relay.BatchSize, SendConcurrency: cfg.Relay.SendConcurrency, MaxAttempts: cfg.Relay.MaxAttempts, Lease: cfg.Relay.Lease,
 		Backoff:   resilience.Backoff{Base: cfg.Relay.BackoffBase, Cap: cfg.Relay.BackoffCap},
 		LoopLimit: cfg.Redrive.LoopLimit, Now: a.Now, NewID: a.NewID, Log: a.Log, Hooks: a.hooks.relayHooks(),
 	}

@@ -88,6 +88,10 @@ type Relay struct {
 	Shards      int           // OUTBOX_SHARDS
 	Budget      time.Duration // RELAY_BUDGET: how long one invocation keeps relaying
 	Retention   time.Duration // OUTBOX_RETENTION: published rows kept this long
+
+	// SendConcurrency is RELAY_SEND_CONCURRENCY: the queue calls of one
+	// relay round in flight at once.
+	SendConcurrency int
 }
 
 // Saga settings.
@@ -165,7 +169,7 @@ func Default() Config {
 		Auth: AuthTokens, AuthTokens: "dev-user=dev-user:user,dev-admin=dev-admin:admin",
 		Relay: Relay{BatchSize: DefaultRelayBatchSize, MaxAttempts: DefaultRelayMaxAttempts, Lease: DefaultRelayLease,
 			BackoffBase: DefaultRelayBackoffBase, BackoffCap: DefaultRelayBackoffCap, Shards: DefaultShards,
-			Budget: DefaultRelayBudget, Retention: DefaultOutboxRetention},
+			Budget: DefaultRelayBudget, Retention: DefaultOutboxRetention, SendConcurrency: DefaultRelaySendConcurrency},
 		Saga:     Saga{Lease: DefaultSagaLease, BackoffBase: DefaultSagaBackoffBase, BackoffCap: DefaultSagaBackoffCap, InboxTTL: DefaultInboxTTL, BatchConcurrency: DefaultSagaBatchConcurrency},
 		Recovery: Recovery{BatchSize: DefaultRecoveryBatchSize, StuckAfter: DefaultRecoveryStuckAfter, MaxRedrives: DefaultRecoveryMaxRedrives},
 		Redrive:  Redrive{MaxPerCall: DefaultRedriveMaxPerCall, LoopLimit: DefaultRedriveLoopLimit, MaxRate: DefaultRedriveMaxRate},
@@ -200,6 +204,7 @@ func Load(getenv Getenv) (Config, error) {
 	r.str("ORDERSAGA_AUTH", &c.Auth)
 	r.str("ORDERSAGA_AUTH_TOKENS", &c.AuthTokens)
 	r.int("RELAY_BATCH_SIZE", &c.Relay.BatchSize)
+	r.int("RELAY_SEND_CONCURRENCY", &c.Relay.SendConcurrency)
 	r.int("RELAY_MAX_ATTEMPTS", &c.Relay.MaxAttempts)
 	r.dur("RELAY_LEASE", &c.Relay.Lease)
 	r.dur("RELAY_BACKOFF_BASE", &c.Relay.BackoffBase)
@@ -299,6 +304,7 @@ func (c Config) Validate() error {
 	}
 	positive("RELAY_BATCH_SIZE", c.Relay.BatchSize)
 	positive("SAGA_BATCH_CONCURRENCY", c.Saga.BatchConcurrency)
+	positive("RELAY_SEND_CONCURRENCY", c.Relay.SendConcurrency)
 	positive("RELAY_MAX_ATTEMPTS", c.Relay.MaxAttempts)
 	positive("OUTBOX_SHARDS", c.Relay.Shards)
 	positive("RECOVERY_BATCH_SIZE", c.Recovery.BatchSize)
@@ -310,6 +316,9 @@ func (c Config) Validate() error {
 	positive("PAYMENT_BREAKER_THRESHOLD", c.Payment.BreakerThreshold)
 	if c.Relay.BatchSize > 1000 {
 		bad("RELAY_BATCH_SIZE must be at most 1000 (got %d)", c.Relay.BatchSize)
+	}
+	if c.Relay.SendConcurrency > MaxRelaySendConcurrency {
+		bad("RELAY_SEND_CONCURRENCY must be at most %d (got %d)", MaxRelaySendConcurrency, c.Relay.SendConcurrency)
 	}
 	if c.Relay.BackoffBase <= 0 || c.Relay.BackoffCap < c.Relay.BackoffBase {
 		bad("RELAY_BACKOFF_BASE must be positive and RELAY_BACKOFF_CAP at least as large")

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -64,6 +65,28 @@ func TestAllProblemsAreReportedAtOnce(t *testing.T) {
 	for _, name := range []string{"RELAY_BATCH_SIZE", "ORDERSAGA_AUTH", "ORDERSAGA_LOG_LEVEL"} {
 		if err == nil || !strings.Contains(err.Error(), name) {
 			t.Errorf("error %v does not name %s", err, name)
+		}
+	}
+}
+
+func TestRelaySendConcurrency(t *testing.T) {
+	if c := Default(); c.Relay.SendConcurrency != DefaultRelaySendConcurrency {
+		t.Errorf("default RELAY_SEND_CONCURRENCY %d, want %d", c.Relay.SendConcurrency, DefaultRelaySendConcurrency)
+	}
+	for v, want := range map[string]string{
+		"many": "RELAY_SEND_CONCURRENCY",
+		"0":    "RELAY_SEND_CONCURRENCY must be positive (got 0)",
+		"-3":   "RELAY_SEND_CONCURRENCY must be positive (got -3)",
+		"101":  "RELAY_SEND_CONCURRENCY must be at most 100 (got 101)",
+	} {
+		if _, err := Load(env(map[string]string{"RELAY_SEND_CONCURRENCY": v})); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("RELAY_SEND_CONCURRENCY=%s: err = %v, want %q", v, err, want)
+		}
+	}
+	for _, v := range []string{"1", "8", "100"} {
+		c, err := Load(env(map[string]string{"RELAY_SEND_CONCURRENCY": v}))
+		if err != nil || fmt.Sprint(c.Relay.SendConcurrency) != v {
+			t.Errorf("RELAY_SEND_CONCURRENCY=%s: %d, %v", v, c.Relay.SendConcurrency, err)
 		}
 	}
 }

@@ -20,6 +20,11 @@ const (
 	DefaultRelayBudget      = 50 * time.Second   // RELAY_BUDGET
 	DefaultOutboxRetention  = 7 * 24 * time.Hour // OUTBOX_RETENTION
 
+	// DefaultRelaySendConcurrency (RELAY_SEND_CONCURRENCY): SendBatch calls
+	// of one relay round in flight at once, at most MaxRelaySendConcurrency.
+	DefaultRelaySendConcurrency = 4
+	MaxRelaySendConcurrency     = 100
+
 	DefaultRedriveMaxPerCall = 1000 // REDRIVE_MAX
 	DefaultRedriveMaxRate    = 100  // REDRIVE_MAX_RATE
 	// DefaultRedriveLoopLimit (REDRIVE_LOOP_LIMIT) is the loop guard's own

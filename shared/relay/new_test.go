@@ -23,6 +23,7 @@ func TestNewTakesConfigDefaults(t *testing.T) {
 		got, want any
 	}{
 		{"BatchSize", got.BatchSize, d.Relay.BatchSize},
+		{"SendConcurrency", got.SendConcurrency, d.Relay.SendConcurrency},
 		{"MaxAttempts", got.MaxAttempts, d.Relay.MaxAttempts},
 		{"Lease", got.Lease, d.Relay.Lease},
 		{"Backoff.Base", got.Backoff.Base, d.Relay.BackoffBase},
@@ -59,6 +60,8 @@ func TestNewRefusesBadConfig(t *testing.T) {
 		{"no queue", func(c *Config) { c.Queue = nil }, "a store and a queue are required"},
 		{"negative lease", func(c *Config) { c.Lease = -time.Second }, "must not be negative"},
 		{"batch too large", func(c *Config) { c.BatchSize = MaxBatchSize + 1 }, "BatchSize must be at most 1000"},
+		{"negative send concurrency", func(c *Config) { c.SendConcurrency = -1 }, "must not be negative"},
+		{"send concurrency too large", func(c *Config) { c.SendConcurrency = MaxSendConcurrency + 1 }, "SendConcurrency must be at most 100"},
 		{"cap below base", func(c *Config) { c.Backoff.Base, c.Backoff.Cap = time.Minute, time.Second }, "cap (1s) must be at least its base (1m0s)"},
 	}
 	for _, tc := range cases {

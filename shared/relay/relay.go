@@ -40,10 +40,14 @@ const (
 	DefaultBackoffCap  = config.DefaultRelayBackoffCap  // RELAY_BACKOFF_CAP
 	DefaultShards      = config.DefaultShards           // OUTBOX_SHARDS
 	DefaultLoopLimit   = config.DefaultRedriveLoopLimit // REDRIVE_LOOP_LIMIT
+	// DefaultSendConcurrency: queue calls in flight at once (RELAY_SEND_CONCURRENCY).
+	DefaultSendConcurrency = config.DefaultRelaySendConcurrency
 	// DefaultOwner names a relay built without an Owner in its leases.
 	DefaultOwner = "relay"
 	// MaxBatchSize is the largest BatchSize (RELAY_BATCH_SIZE's bound).
 	MaxBatchSize = 1000
+	// MaxSendConcurrency is the largest SendConcurrency (RELAY_SEND_CONCURRENCY's bound).
+	MaxSendConcurrency = config.MaxRelaySendConcurrency
 )
 
 // Config configures a Relay (New). Zero fields take the defaults named;
@@ -68,6 +72,10 @@ type Config struct {
 	// LoopLimit: redrives after which a row that dies again is flagged
 	// (dlq.Record; default DefaultLoopLimit).
 	LoopLimit int
+	// SendConcurrency bounds the SendBatch calls of one round in flight at
+	// once, at most MaxSendConcurrency (default DefaultSendConcurrency; 1
+	// sends one call after another).
+	SendConcurrency int
 	// Now is the clock (default time.Now); the Relay reads it in UTC.
 	Now func() time.Time
 	// NewID names dead letters (default a random UUID).
@@ -110,11 +118,14 @@ func (c *Config) setDefaults() error {
 		bad("a store and a queue are required")
 	}
 	if c.Shards < 0 || c.BatchSize < 0 || c.MaxAttempts < 0 || c.Lease < 0 || c.LoopLimit < 0 ||
-		c.Backoff.Base < 0 || c.Backoff.Cap < 0 {
+		c.SendConcurrency < 0 || c.Backoff.Base < 0 || c.Backoff.Cap < 0 {
 		bad("settings must not be negative")
 	}
 	if c.BatchSize > MaxBatchSize {
 		bad("BatchSize must be at most %d (got %d)", MaxBatchSize, c.BatchSize)
+	}
+	if c.SendConcurrency > MaxSendConcurrency {
+		bad("SendConcurrency must be at most %d (got %d)", MaxSendConcurrency, c.SendConcurrency)
 	}
 	if c.Owner == "" {
 		c.Owner = DefaultOwner
@@ -124,6 +135,7 @@ func (c *Config) setDefaults() error {
 	c.MaxAttempts = cmp.Or(c.MaxAttempts, DefaultMaxAttempts)
 	c.Lease = cmp.Or(c.Lease, DefaultLease)
 	c.LoopLimit = cmp.Or(c.LoopLimit, DefaultLoopLimit)
+	c.SendConcurrency = cmp.Or(c.SendConcurrency, DefaultSendConcurrency)
 	c.Backoff.Base = cmp.Or(c.Backoff.Base, DefaultBackoffBase)
 	c.Backoff.Cap = cmp.Or(c.Backoff.Cap, DefaultBackoffCap)
 	if c.Backoff.Cap < c.Backoff.Base {

@@ -2,6 +2,7 @@ package relay
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"ordersaga/shared/apperr"
@@ -11,7 +12,18 @@ import (
 )
 
 // send publishes events grouped by destination, ten per call, and returns
-// one outcome per event. It never returns early: every event gets an outcome.
+// one outcome per event, grouped by destination in order of first
+// appearance and in input order within a destination (the same order
+// whatever the concurrency). It never returns early: every event gets an
+// outcome.
+//
+// Up to SendConcurrency calls are in flight at once: a queue call is a
+// network round trip (10-30 ms to Message Queue), so a sequential relay is
+// bound by latency, not by the queue. Concurrent chunks cannot reorder an
+// aggregate when no aggregate has rows in two chunks, which holds for the
+// relay's claims (at most one row per aggregate); when it does not hold (a
+// fast-path dispatch of several rows of one aggregate), the chunks go one
+// after another, in order.
 func (r *Relay) send(ctx context.Context, events []outbox.Event) []outcome {
 	out := make([]outcome, 0, len(events))
 	byDest := map[string][]outbox.Event{}
@@ -22,6 +34,7 @@ func (r *Relay) send(ctx context.Context, events []outbox.Event) []outcome {
 		}
 		byDest[e.Destination] = append(byDest[e.Destination], e)
 	}
+	var chunks []chunk
 	for _, dest := range order {
 		evs := byDest[dest]
 		url := r.cfg.URLs[dest]
@@ -32,38 +45,86 @@ func (r *Relay) send(ctx context.Context, events []outbox.Event) []outcome {
 			}
 			continue
 		}
-		for start := 0; start < len(evs); start += 10 {
-			end := min(start+10, len(evs))
-			out = append(out, r.sendChunk(ctx, url, evs[start:end])...)
+		for start := 0; start < len(evs); start += queue.MaxBatch {
+			end := min(start+queue.MaxBatch, len(evs))
+			n := len(out)
+			out = out[:n+end-start]
+			chunks = append(chunks, chunk{url: url, evs: evs[start:end], out: out[n:]})
 		}
 	}
+	workers := min(r.cfg.SendConcurrency, len(chunks))
+	if workers <= 1 || sharesAggregate(chunks) {
+		for _, c := range chunks {
+			r.sendChunk(ctx, c)
+		}
+		return out
+	}
+	next := make(chan chunk)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for c := range next {
+				r.sendChunk(ctx, c)
+			}
+		}()
+	}
+	for _, c := range chunks {
+		next <- c
+	}
+	close(next)
+	wg.Wait()
 	return out
 }
 
-func (r *Relay) sendChunk(ctx context.Context, url string, evs []outbox.Event) []outcome {
-	msgs := make([]queue.OutMessage, len(evs))
+// chunk is one SendBatch call of send: up to ten rows to one queue, and the
+// slots of send's result that receive their outcomes (out[i] is evs[i]'s).
+type chunk struct {
+	url string
+	evs []outbox.Event
+	out []outcome
+}
+
+// sharesAggregate reports whether some aggregate has rows in two chunks.
+func sharesAggregate(chunks []chunk) bool {
+	in := map[string]int{}
+	for i, c := range chunks {
+		for _, e := range c.evs {
+			if j, ok := in[e.AggregateID]; ok && j != i {
+				return true
+			}
+			in[e.AggregateID] = i
+		}
+	}
+	return false
+}
+
+// sendChunk sends c's rows in one SendBatch call and fills c.out with one
+// outcome per row: the call's error, the entry's error, or Transient when
+// the queue returned no result for the entry.
+func (r *Relay) sendChunk(ctx context.Context, c chunk) {
+	msgs := make([]queue.OutMessage, len(c.evs))
 	now := r.cfg.Now()
-	for i, e := range evs {
+	for i, e := range c.evs {
 		msgs[i] = message(e, now)
 	}
-	res, err := r.cfg.Queue.SendBatch(ctx, url, msgs)
-	out := make([]outcome, len(evs))
+	res, err := r.cfg.Queue.SendBatch(ctx, c.url, msgs)
 	byID := make(map[string]error, len(res))
 	got := make(map[string]bool, len(res))
 	for _, sr := range res {
 		byID[sr.ID], got[sr.ID] = sr.Err, true
 	}
-	for i, e := range evs {
+	for i, e := range c.evs {
 		switch {
 		case err != nil:
-			out[i] = outcome{event: e, err: err}
+			c.out[i] = outcome{event: e, err: err}
 		case !got[e.ID]:
-			out[i] = outcome{event: e, err: apperr.New(apperr.Transient, "queue returned no result for entry %s", e.ID)}
+			c.out[i] = outcome{event: e, err: apperr.New(apperr.Transient, "queue returned no result for entry %s", e.ID)}
 		default:
-			out[i] = outcome{event: e, err: byID[e.ID]}
+			c.out[i] = outcome{event: e, err: byID[e.ID]}
 		}
 	}
-	return out
 }
 
 // message is the queue message of outbox row e sent at now. A row scheduled
