@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"ordersaga/shared/localwiring"
 	"ordersaga/shared/outbox"
 	"ordersaga/shared/queue"
 	"ordersaga/shared/relay"
@@ -45,7 +46,7 @@ func benchRelay(endpoint string, n int) []row {
 	for start := 0; start < n; start += 500 {
 		must(s.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 			for i := start; i < start+500 && i < n; i++ {
-				id := uuid.NewString()
+				id := localwiring.NewID() // as the local target names rows (time-ordered)
 				if err := tx.InsertOutbox(ctx, outbox.Event{ID: id, AggregateType: "saga", AggregateID: id,
 					EventType: outbox.TypeSagaAdvance, Destination: outbox.DestSagaCommands, Payload: payload,
 					Metadata: map[string]string{outbox.AttrOrderID: id, outbox.AttrSagaID: id, outbox.AttrIdempotencyKey: id},
