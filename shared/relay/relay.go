@@ -569,6 +569,9 @@ func truncate(s string, n int) string {
 
 // logPublished writes one line per published event with its correlation chain.
 func logPublished(l *slog.Logger, e outbox.Event, path string) {
+	if !l.Enabled(context.Background(), slog.LevelInfo) {
+		return // one line per event: skip building it when it is not written
+	}
 	l.Info("outbox event published", "outbox_event_id", e.ID, "event_type", e.EventType, "destination", e.Destination,
 		"idempotency_key", e.Metadata[outbox.AttrIdempotencyKey], "order_id", e.Metadata[outbox.AttrOrderID],
 		"saga_id", e.Metadata[outbox.AttrSagaID], "path", path)
