@@ -256,6 +256,40 @@ func TestWritesAreCheckpointedOffTheWriter(t *testing.T) {
 // The relay's claim reads its rows in index order: no statement of it sorts
 // (a sort is O(backlog) per claim), and each reads the partial index of
 // pending rows, outbox_due (as do the backlog gauges).
+// The aggregate's open rows are read through the partial index of
+// migration 0013, in EarliestPending's order (no sort), for the new row's
+// sequence number and for EarliestPending.
+func TestAggregateQueriesUseTheOpenRowsIndex(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "plan.db"), Options{})
+	insert := strings.TrimSpace(sqlInsertOutbox[strings.Index(sqlInsertOutbox, "(SELECT")+1 : len(sqlInsertOutbox)-2])
+	for name, q := range map[string]struct {
+		sql  string
+		args []any
+	}{
+		"next aggregate_seq (the insert's subquery)": {insert, []any{"a"}},
+		"earliest pending":                           {sprintfSQL(sqlEarliestPending, placeholders(2)), []any{"pending", "dead", "order-events", "a", "b"}},
+	} {
+		rows, err := s.DB().Query("EXPLAIN QUERY PLAN "+q.sql, q.args...)
+		if err != nil {
+			t.Fatalf("%s: %v (%s)", name, err, q.sql)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, unused int
+			var detail string
+			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, detail)
+		}
+		rows.Close()
+		text := strings.Join(plan, "; ")
+		if strings.Contains(text, "TEMP B-TREE") || !strings.Contains(text, "INDEX outbox_open_by_aggregate") {
+			t.Errorf("%s: plan %q, want a search of outbox_open_by_aggregate without a sort", name, text)
+		}
+	}
+}
+
 func TestClaimQueriesReadInIndexOrder(t *testing.T) {
 	s := open(t, filepath.Join(t.TempDir(), "plan.db"), Options{})
 	for name, q := range map[string]struct {

@@ -18,15 +18,22 @@ const outboxColumns = `id, shard, aggregate_type, aggregate_id, event_type, dest
 const (
 	pending   = string(outbox.StatusPending)
 	published = string(outbox.StatusPublished)
+	// openStatus is the condition of the partial index
+	// outbox_open_by_aggregate (migration 0013), written as the index has
+	// it so that SQLite can use the index.
+	openStatus = `status IN ('` + pending + `', '` + string(outbox.StatusDead) + `')`
 )
 
 const (
-	// The row takes the next aggregate_seq of its aggregate (the
-	// outbox_aggregate index's aggregate_id prefix): the order of the
-	// writing transactions, not of anyone's clock.
+	// The row takes the next aggregate_seq among its aggregate's open rows
+	// (one seek at the end of their range in outbox_open_by_aggregate): the
+	// order of the writing transactions, not of anyone's clock. Only open
+	// rows are ever ordered against each other (EarliestPending), so a
+	// published row's number does not matter.
 	sqlInsertOutbox = `INSERT INTO outbox (` + outboxColumns + `, aggregate_seq)
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
-		(SELECT COALESCE(MAX(aggregate_seq), 0) + 1 FROM outbox WHERE aggregate_id = ?))`
+		(SELECT COALESCE(MAX(aggregate_seq), 0) + 1 FROM outbox
+		WHERE aggregate_id = ? AND ` + openStatus + `))`
 	sqlGetOutbox    = `SELECT ` + outboxColumns + ` FROM outbox WHERE id = ?`
 	sqlUpdateOutbox = `UPDATE outbox SET shard = ?, aggregate_type = ?, aggregate_id = ?,
 	event_type = ?, destination = ?, payload = ?, metadata = ?, status = ?, attempts = ?,
@@ -46,12 +53,12 @@ const (
 	sqlEarliestPending = `SELECT aggregate_id, id FROM (
 		SELECT aggregate_id, id, ROW_NUMBER() OVER (
 			PARTITION BY aggregate_id ORDER BY aggregate_seq, created_at, id) AS rn
-		FROM outbox WHERE (status = ? OR (status = ? AND destination = ?)) AND aggregate_id IN (%s)
+		FROM outbox WHERE ` + openStatus + ` AND (status = ? OR (status = ? AND destination = ?))
+		AND aggregate_id IN (%s)
 	) WHERE rn = 1`
 	sqlOutboxBacklogCount = `SELECT COUNT(*) FROM outbox WHERE status = '` + pending + `'`
-	// Reads the pending rows through outbox_due (O(backlog)); without the
-	// hint SQLite prefers scanning outbox_aggregate, which covers created_at
-	// but holds every row.
+	// Reads the pending rows through outbox_due (O(backlog)); the hint
+	// keeps SQLite from preferring another index that covers created_at.
 	sqlOutboxBacklogOldest = `SELECT MIN(created_at) FROM outbox INDEXED BY outbox_due
 	WHERE status = '` + pending + `'`
 	sqlDeletePublished = `DELETE FROM outbox WHERE id IN (
