@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"ordersaga/shared/apperr"
-
 	"ordersaga/shared/outbox"
 	"ordersaga/shared/queue"
 	"ordersaga/shared/store"
