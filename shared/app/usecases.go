@@ -52,11 +52,22 @@ func (a *App) AdvanceSagas(ctx context.Context, queueName string, msgs []Deliver
 	limit := max(1, min(a.Config.Saga.BatchConcurrency, len(groups)))
 	sem := make(chan struct{}, limit)
 	var wg sync.WaitGroup
+	// A panic while a message is handled is re-raised on the caller's
+	// goroutine once the batch is done, as when the batch ran one message
+	// after another: the function hosts recover a panicking invocation
+	// (scripts/localcloud/runner), which a goroutine of ours would kill.
+	var panicOnce sync.Once
+	var panicked any
 	for _, g := range groups {
 		sem <- struct{}{}
 		wg.Add(1)
 		go func(g []int) {
 			defer func() { <-sem; wg.Done() }()
+			defer func() {
+				if p := recover(); p != nil {
+					panicOnce.Do(func() { panicked = p })
+				}
+			}()
 			for _, i := range g {
 				res, err := a.Advancer.Handle(ctx, msgs[i].Message)
 				if err != nil {
@@ -67,6 +78,9 @@ func (a *App) AdvanceSagas(ctx context.Context, queueName string, msgs []Deliver
 		}(g)
 	}
 	wg.Wait()
+	if panicked != nil {
+		panic(panicked)
+	}
 	for _, err := range errs {
 		if err != nil {
 			rep.Failed++
