@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 	"sync"
 
 	"ordersaga/shared/apperr"
@@ -145,6 +146,20 @@ func (w *writer) runOptimistic(self *member, group []*member, stmts *stmtCache) 
 			w.mu.Unlock()
 			return false
 		}
+		if err := txLost(sqlTx); err != nil {
+			// SQLite rolled the whole transaction back under this member
+			// and its fn carried on: the later members must not run (their
+			// statements would autocommit one by one), and nothing of the
+			// group survives. The savepoint pass notices the same at RELEASE.
+			_ = sqlTx.Rollback()
+			for j, m := range group {
+				if outcome[j] == nil || j > i {
+					outcome[j] = apperr.Wrap(apperr.Transient, err, "sqlitestore: group transaction failed; nothing of it was committed")
+				}
+				m.res <- outcome[j]
+			}
+			return true
+		}
 	}
 	err = sqlTx.Commit()
 	if err == nil {
@@ -159,6 +174,27 @@ func (w *writer) runOptimistic(self *member, group []*member, stmts *stmtCache) 
 		m.res <- outcome[i]
 	}
 	return true
+}
+
+// errTxLost: SQLite ended the group's transaction on its own.
+var errTxLost = fmt.Errorf("sqlitestore: SQLite rolled the transaction back (an I/O, memory or full-disk error)")
+
+// txLost reports whether the transaction sqlTx runs is gone: SQLite rolls a
+// whole transaction back on some errors (SQLITE_FULL, IOERR, NOMEM, ...;
+// sqlite.org/lang_transaction.html, "Response To Errors Within A
+// Transaction"), and later statements then run in autocommit mode. BEGIN
+// fails inside a transaction and succeeds only outside one; a probe that
+// succeeds is rolled back at once.
+func txLost(sqlTx *sql.Tx) error {
+	_, err := sqlTx.Exec("BEGIN")
+	if err != nil && strings.Contains(err.Error(), "within a transaction") {
+		return nil
+	}
+	if err == nil {
+		_, _ = sqlTx.Exec("ROLLBACK")
+		return errTxLost
+	}
+	return fmt.Errorf("%w: %w", errTxLost, err)
 }
 
 // run runs the member's fn on the group's transaction, on the caller's
@@ -207,6 +243,8 @@ func (w *writer) lead(self *member, stmts *stmtCache) {
 // fails after issuing a write needs its writes undone; then the whole
 // transaction is rolled back and the group runs again, each member in its
 // own savepoint. fn may run more than once anyway (store.Store.InTx).
+// After each member a probe (txLost) checks that SQLite has not rolled the
+// transaction back under it, which the savepoints' RELEASE would notice.
 func (w *writer) runGroup(self *member, group []*member, stmts *stmtCache) {
 	if len(group) > 1 && w.runOptimistic(self, group, stmts) {
 		return

@@ -18,12 +18,12 @@ import (
 // "Response To Errors Within A Transaction") and that member's fn carries on
 // and returns nil, group.go promises that every member whose fn succeeded
 // gets the error and that none of their writes is kept. The savepoint pass
-// notices (RELEASE fails: the savepoint is gone); the optimistic pass does
-// not look, so the next member's statements run in autocommit mode and are
-// committed one by one, and then the COMMIT fails and that member is told
-// its transaction failed: its writes exist although InTx returned an error.
+// notices (RELEASE fails: the savepoint is gone); the optimistic pass probes
+// after each member (txLost). Without the probe the next member's statements
+// ran in autocommit mode and were committed one by one, and then the COMMIT
+// failed and that member was told its transaction failed: its writes
+// existed although InTx returned an error.
 func TestGroupMemberAfterAnAutomaticRollbackKeepsNothing(t *testing.T) {
-	t.Skip("BUG: runOptimistic does not notice that SQLite rolled the transaction back under a member; later members run in autocommit and their writes persist although InTx fails (group.go runOptimistic)")
 	s := open(t, filepath.Join(t.TempDir(), "full.db"), Options{})
 	ctx := context.Background()
 	release, holding := make(chan struct{}), make(chan struct{})
