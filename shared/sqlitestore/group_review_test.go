@@ -3,7 +3,6 @@ package sqlitestore
 import (
 	"context"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -26,18 +25,8 @@ import (
 func TestGroupMemberAfterAnAutomaticRollbackKeepsNothing(t *testing.T) {
 	s := open(t, filepath.Join(t.TempDir(), "full.db"), Options{})
 	ctx := context.Background()
-	release, holding := make(chan struct{}), make(chan struct{})
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		_ = s.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
-			close(holding)
-			<-release
-			return audit(ctx, tx, "holder")
-		})
-	}()
-	<-holding
+	release := holdWriter(t, s, &wg)
 	var fullErr error
 	swallow := func(ctx context.Context, tx store.Tx) error {
 		sq := tx.(store.SQLTx)
@@ -58,17 +47,9 @@ func TestGroupMemberAfterAnAutomaticRollbackKeepsNothing(t *testing.T) {
 	for i, fn := range []func(context.Context, store.Tx) error{swallow, other} {
 		wg.Add(1)
 		go func() { defer wg.Done(); errs[i] = s.InTx(ctx, fn) }()
-		for { // arrival order: swallow, then other
-			s.w.mu.Lock()
-			n := len(s.w.waiting)
-			s.w.mu.Unlock()
-			if n == i+1 {
-				break
-			}
-			runtime.Gosched()
-		}
+		waitQueued(s, i+1) // arrival order: swallow, then other
 	}
-	close(release)
+	release()
 	wg.Wait()
 	if fullErr == nil {
 		t.Fatal("the big insert did not fail: the test did not provoke SQLITE_FULL")

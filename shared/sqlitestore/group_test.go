@@ -39,6 +39,40 @@ func auditIDs(t *testing.T, s *Store) []string {
 	return ids
 }
 
+// holdWriter starts a transaction (writing the audit row "holder") that
+// keeps the writer until release is called, so callers arriving meanwhile
+// queue up and run as one group. wg tracks it.
+func holdWriter(t *testing.T, s *Store, wg *sync.WaitGroup) (release func()) {
+	t.Helper()
+	hold, holding := make(chan struct{}), make(chan struct{})
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		if err := s.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
+			close(holding)
+			<-hold
+			return audit(ctx, tx, "holder")
+		}); err != nil {
+			t.Errorf("holder: %v", err)
+		}
+	}()
+	<-holding
+	return func() { close(hold) }
+}
+
+// waitQueued waits until n callers wait for the writer.
+func waitQueued(s *Store, n int) {
+	for {
+		s.w.mu.Lock()
+		queued := len(s.w.waiting)
+		s.w.mu.Unlock()
+		if queued >= n {
+			return
+		}
+		runtime.Gosched()
+	}
+}
+
 // Callers that wait while the writer is busy run as one transaction: one
 // COMMIT for all of them, and each caller's outcome is its own — an error
 // or a panic undoes only that caller's writes, a caller whose context ended
@@ -46,21 +80,8 @@ func auditIDs(t *testing.T, s *Store) []string {
 func TestWaitingTransactionsCommitAsOneGroup(t *testing.T) {
 	s := open(t, filepath.Join(t.TempDir(), "g.db"), Options{})
 	ctx := context.Background()
-	release := make(chan struct{})
-	holding := make(chan struct{})
 	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		if err := s.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
-			close(holding)
-			<-release
-			return audit(ctx, tx, "holder")
-		}); err != nil {
-			t.Errorf("holder: %v", err)
-		}
-	}()
-	<-holding
+	release := holdWriter(t, s, &wg)
 	commits := func() int { s.w.mu.Lock(); defer s.w.mu.Unlock(); return s.w.commits }
 	before := commits()
 
@@ -97,16 +118,8 @@ func TestWaitingTransactionsCommitAsOneGroup(t *testing.T) {
 			results <- result{name: name, err: s.InTx(m.ctx, m.fn)}
 		}()
 	}
-	for { // wait until every member is queued behind the holder
-		s.w.mu.Lock()
-		n := len(s.w.waiting)
-		s.w.mu.Unlock()
-		if n == len(members) {
-			break
-		}
-		runtime.Gosched()
-	}
-	close(release)
+	waitQueued(s, len(members)) // every member is queued behind the holder
+	release()
 	wg.Wait()
 	close(results)
 
@@ -152,18 +165,8 @@ func TestGroupRunsWithoutSavepointsUnlessAMemberMustBeUndone(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := open(t, filepath.Join(t.TempDir(), "g.db"), Options{})
 			ctx := context.Background()
-			release, holding := make(chan struct{}), make(chan struct{})
 			var wg sync.WaitGroup
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				_ = s.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
-					close(holding)
-					<-release
-					return audit(ctx, tx, "holder")
-				})
-			}()
-			<-holding
+			release := holdWriter(t, s, &wg)
 			refused := apperr.New(apperr.Rejected, "refused")
 			fns := []func(context.Context, store.Tx) error{
 				func(ctx context.Context, tx store.Tx) error { return audit(ctx, tx, "a") },
@@ -183,16 +186,8 @@ func TestGroupRunsWithoutSavepointsUnlessAMemberMustBeUndone(t *testing.T) {
 				wg.Add(1)
 				go func() { defer wg.Done(); errs[i] = s.InTx(ctx, fn) }()
 			}
-			for {
-				s.w.mu.Lock()
-				n := len(s.w.waiting)
-				s.w.mu.Unlock()
-				if n == len(fns) {
-					break
-				}
-				runtime.Gosched()
-			}
-			close(release)
+			waitQueued(s, len(fns))
+			release()
 			wg.Wait()
 			if errs[0] != nil || errs[2] != nil || !errors.Is(errs[1], refused) {
 				t.Fatalf("outcomes %v", errs)

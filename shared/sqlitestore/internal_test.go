@@ -2,6 +2,7 @@ package sqlitestore
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -269,25 +270,31 @@ func TestAggregateQueriesUseTheOpenRowsIndex(t *testing.T) {
 		"next aggregate_seq (the insert's subquery)": {insert, []any{"a"}},
 		"earliest pending":                           {sprintfSQL(sqlEarliestPending, placeholders(2)), []any{"pending", "dead", "order-events", "a", "b"}},
 	} {
-		rows, err := s.DB().Query("EXPLAIN QUERY PLAN "+q.sql, q.args...)
-		if err != nil {
-			t.Fatalf("%s: %v (%s)", name, err, q.sql)
-		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
-		text := strings.Join(plan, "; ")
+		text := queryPlan(t, s.DB(), q.sql, q.args...)
 		if strings.Contains(text, "TEMP B-TREE") || !strings.Contains(text, "INDEX outbox_open_by_aggregate") {
 			t.Errorf("%s: plan %q, want a search of outbox_open_by_aggregate without a sort", name, text)
 		}
 	}
+}
+
+// queryPlan returns SQLite's plan for query, its steps joined by "; ".
+func queryPlan(t *testing.T, db *sql.DB, query string, args ...any) string {
+	t.Helper()
+	rows, err := db.Query("EXPLAIN QUERY PLAN "+query, args...)
+	if err != nil {
+		t.Fatalf("plan of %s: %v", query, err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, unused int
+		var detail string
+		if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	return strings.Join(plan, "; ")
 }
 
 func TestClaimQueriesReadInIndexOrder(t *testing.T) {
@@ -301,21 +308,7 @@ func TestClaimQueriesReadInIndexOrder(t *testing.T) {
 		"backlog count":       {sqlOutboxBacklogCount, nil},
 		"backlog oldest":      {sqlOutboxBacklogOldest, nil},
 	} {
-		rows, err := s.DB().Query("EXPLAIN QUERY PLAN "+q.sql, q.args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
-		text := strings.Join(plan, "; ")
+		text := queryPlan(t, s.DB(), q.sql, q.args...)
 		if strings.Contains(text, "TEMP B-TREE") || !strings.Contains(text, "INDEX outbox_due") {
 			t.Errorf("%s: plan %q, want a search of outbox_due without a sort", name, text)
 		}

@@ -128,21 +128,7 @@ func TestBatchedOutboxWritesSeekByPrimaryKey(t *testing.T) {
 		}
 		query := sprintfSQL(q, versionedValues(4))
 		args = args[:strings.Count(query, "?")]
-		rows, err := s.DB().Query("EXPLAIN QUERY PLAN "+query, args...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var plan []string
-		for rows.Next() {
-			var id, parent, unused int
-			var detail string
-			if err := rows.Scan(&id, &parent, &unused, &detail); err != nil {
-				t.Fatal(err)
-			}
-			plan = append(plan, detail)
-		}
-		rows.Close()
-		text := strings.Join(plan, "; ")
+		text := queryPlan(t, s.DB(), query, args...)
 		if strings.Contains(text, "SCAN outbox") || !strings.Contains(text, "SEARCH outbox USING INDEX sqlite_autoindex_outbox_1 (id=?)") {
 			t.Errorf("%s: plan %q, want one primary-key search per pair", name, text)
 		}
