@@ -128,16 +128,7 @@ func (f *inTxFixture) insert(t *testing.T, evs []outbox.Event) {
 
 func (f *inTxFixture) get(t *testing.T, id string) outbox.Event {
 	t.Helper()
-	var e outbox.Event
-	err := f.store.View(context.Background(), func(ctx context.Context, tx store.Tx) error {
-		var err error
-		e, err = tx.GetOutbox(ctx, id)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return e
+	return getOutbox(t, f.store, id)
 }
 
 // storedMsg is a queue message as stored: what the relay sent.

@@ -128,8 +128,14 @@ func (f *fixture) drain(t *testing.T) (map[string]int, []string) {
 
 func (f *fixture) event(t *testing.T, id string) outbox.Event {
 	t.Helper()
+	return getOutbox(t, f.store, id)
+}
+
+// getOutbox reads one outbox row of st.
+func getOutbox(t *testing.T, st store.Store, id string) outbox.Event {
+	t.Helper()
 	var e outbox.Event
-	err := f.store.View(context.Background(), func(ctx context.Context, tx store.Tx) error {
+	err := st.View(context.Background(), func(ctx context.Context, tx store.Tx) error {
 		var err error
 		e, err = tx.GetOutbox(ctx, id)
 		return err
