@@ -148,6 +148,23 @@ func (s *Service) Create(ctx context.Context, cmd CreateCommand) (Response, erro
 			// Read the clock inside the transaction: a request that waited
 			// for the writer must not stamp a lease that has already lapsed.
 			now := s.cfg.Now()
+			if kc, ok := tx.(store.KeyClaimer); ok {
+				// The insert is the claim and the check in one: a new key
+				// costs no read. A key that exists is read and decided below.
+				d, err := s.draft(cmd, fp, now)
+				if err != nil {
+					return err
+				}
+				claimed, err := kc.ClaimIdempotencyKey(ctx, d.rec)
+				if err != nil {
+					return err
+				}
+				if claimed {
+					resp = d.resp
+					events, err = s.writeRest(ctx, tx, d)
+					return err
+				}
+			}
 			existing, err := tx.GetIdempotencyKey(ctx, cmd.Caller.Subject, cmd.Key)
 			var prev *idempotency.Record
 			switch {
@@ -208,14 +225,24 @@ func (s *Service) observe(resp Response, err error) {
 	}
 }
 
-// write stores the new order with its saga, outbox rows and completed key.
-func (s *Service) write(ctx context.Context, tx store.Tx, cmd CreateCommand, fp string, now time.Time, prev *idempotency.Record) (Response, []outbox.Event, error) {
+// draft is a new order as its transaction writes it.
+type draft struct {
+	o    order.Order
+	inst saga.Instance
+	cmd  CreateCommand
+	rec  idempotency.Record // the completed key, with the response
+	resp Response
+	now  time.Time
+}
+
+// draft builds the order cmd creates at now, its saga and its completed key.
+func (s *Service) draft(cmd CreateCommand, fp string, now time.Time) (draft, error) {
 	o := order.New(s.cfg.NewID(), cmd.Caller.Subject, cmd.Key, cmd.Request, now)
 	inst := NewSaga(s.cfg.NewID(), o, cmd.Key, now)
 	o.SagaID = inst.ID
 	body, err := order.EventPayload(o)
 	if err != nil {
-		return Response{}, nil, err
+		return draft{}, err
 	}
 	resp := Response{Status: 201, Body: body, Location: "/orders/" + o.ID, OrderID: o.ID, SagaID: inst.ID}
 	rec := idempotency.Record{
@@ -223,35 +250,55 @@ func (s *Service) write(ctx context.Context, tx store.Tx, cmd CreateCommand, fp 
 		ResponseStatus: resp.Status, ResponseBody: body, Location: resp.Location, ResourceID: o.ID,
 		CreatedAt: now, ExpiresAt: now.Add(idempotency.TTL),
 	}
+	return draft{o: o, inst: inst, cmd: cmd, rec: rec, resp: resp, now: now}, nil
+}
+
+// write stores the new order with its saga, outbox rows and completed key
+// (taking over prev, an expired record of the key, when set).
+func (s *Service) write(ctx context.Context, tx store.Tx, cmd CreateCommand, fp string, now time.Time, prev *idempotency.Record) (Response, []outbox.Event, error) {
+	d, err := s.draft(cmd, fp, now)
+	if err != nil {
+		return Response{}, nil, err
+	}
 	if prev != nil {
-		err = tx.ReplaceIdempotencyKey(ctx, rec, *prev)
+		err = tx.ReplaceIdempotencyKey(ctx, d.rec, *prev)
 	} else {
-		err = tx.InsertIdempotencyKey(ctx, rec)
+		err = tx.InsertIdempotencyKey(ctx, d.rec)
 	}
 	if err != nil {
 		return Response{}, nil, err
 	}
-	if err := tx.InsertOrder(ctx, o); err != nil {
-		return Response{}, nil, err
-	}
-	if err := tx.InsertSaga(ctx, inst); err != nil {
-		return Response{}, nil, err
-	}
-	events, err := s.newEvents(o, inst, cmd, now)
+	events, err := s.writeRest(ctx, tx, d)
 	if err != nil {
 		return Response{}, nil, err
+	}
+	return d.resp, events, nil
+}
+
+// writeRest stores a drafted order whose key is written: the order, its
+// saga and its outbox rows (sent in the transaction when the Dispatcher can).
+func (s *Service) writeRest(ctx context.Context, tx store.Tx, d draft) ([]outbox.Event, error) {
+	if err := tx.InsertOrder(ctx, d.o); err != nil {
+		return nil, err
+	}
+	if err := tx.InsertSaga(ctx, d.inst); err != nil {
+		return nil, err
+	}
+	events, err := s.newEvents(d.o, d.inst, d.cmd, d.now)
+	if err != nil {
+		return nil, err
 	}
 	if p, ok := s.cfg.Dispatcher.(TxPublisher); ok {
 		if events, err = p.PublishInTx(ctx, tx, events); err != nil {
-			return Response{}, nil, err
+			return nil, err
 		}
 	}
 	for _, e := range events {
 		if err := tx.InsertOutbox(ctx, e); err != nil {
-			return Response{}, nil, err
+			return nil, err
 		}
 	}
-	return resp, events, nil
+	return events, nil
 }
 
 // NewSaga builds the pending CreateOrderSaga instance for o.

@@ -182,7 +182,7 @@ func (q *Queue) insert(ctx context.Context, ex execer, name string, msgs []queue
 		}
 		sb.WriteString("(?, ?, ?, ?, ?, ?)")
 		results[i].MessageID = q.newID()
-		args = append(args, name, results[i].MessageID, m.Body, attrs, ms(now), ms(now.Add(m.Delay)))
+		args = append(args, name, results[i].MessageID, m.Body, attrs, ms(now), visibleAfter(now, m.Delay))
 	}
 	if len(args) == 0 {
 		return results, nil
@@ -258,7 +258,7 @@ func (q *Queue) ChangeVisibility(ctx context.Context, queueURL, receiptHandle st
 			return err
 		}
 		res, err := conn.ExecContext(ctx, `UPDATE queue_messages SET visible_at_ms = ? WHERE queue = ? AND receipt_handle = ?`,
-			ms(q.now().Add(d)), name, receiptHandle)
+			visibleAfter(q.now(), d), name, receiptHandle)
 		if err != nil {
 			return classify(err, "sqlitequeue: change visibility")
 		}

@@ -93,7 +93,7 @@ func (q *Queue) receiveOnce(ctx context.Context, name string, opts queue.Receive
 					moved = true
 					continue
 				}
-				m, err := q.deliver(ctx, conn, c, now.Add(vis))
+				m, err := q.deliver(ctx, conn, c, visibleAfter(now, vis))
 				if err != nil {
 					return err
 				}
@@ -139,8 +139,8 @@ func visible(ctx context.Context, conn *sql.Conn, name string, nowMS int64, limi
 }
 
 // deliver marks c received: new receipt handle, receive count + 1, invisible
-// until visibleAt.
-func (q *Queue) deliver(ctx context.Context, conn *sql.Conn, c candidate, visibleAt time.Time) (queue.Message, error) {
+// until visibleAtMS (see visibleAfter).
+func (q *Queue) deliver(ctx context.Context, conn *sql.Conn, c candidate, visibleAtMS int64) (queue.Message, error) {
 	attrs, err := decodeAttributes(c.attributes)
 	if err != nil {
 		return queue.Message{}, err
@@ -148,7 +148,7 @@ func (q *Queue) deliver(ctx context.Context, conn *sql.Conn, c candidate, visibl
 	handle := q.newID()
 	if _, err := conn.ExecContext(ctx, `
 		UPDATE queue_messages SET receipt_handle = ?, receive_count = receive_count + 1, visible_at_ms = ?
-		WHERE seq = ?`, handle, ms(visibleAt), c.seq); err != nil {
+		WHERE seq = ?`, handle, visibleAtMS, c.seq); err != nil {
 		return queue.Message{}, classify(err, "sqlitequeue: mark received")
 	}
 	return queue.Message{

@@ -192,3 +192,19 @@ func nameOf(queueURL string) (string, error) {
 
 // ms converts a time to the stored Unix milliseconds.
 func ms(t time.Time) int64 { return t.UnixMilli() }
+
+// visibleAfter is the instant, in milliseconds, at which something hidden
+// at now for d becomes visible. d <= 0: now (visible at once). Otherwise
+// rounded up: a receive compares ms(now), which rounds down, so rounding
+// down here would show a delayed or in-flight message up to 1 ms early.
+func visibleAfter(now time.Time, d time.Duration) int64 {
+	if d <= 0 {
+		return ms(now)
+	}
+	t := now.Add(d)
+	m := t.UnixMilli()
+	if t.After(time.UnixMilli(m)) {
+		m++
+	}
+	return m
+}

@@ -6,6 +6,7 @@ import (
 
 	"ordersaga/shared/apperr"
 	"ordersaga/shared/idempotency"
+	"ordersaga/shared/store"
 	"ordersaga/shared/store/bucket"
 )
 
@@ -17,6 +18,8 @@ const (
 	// function of the key, so the takeover UPDATE never changes it.
 	sqlInsertIdem = `INSERT INTO idempotency_keys (` + idemColumns + `, bucket)
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	sqlClaimIdem = `INSERT INTO idempotency_keys (` + idemColumns + `, bucket)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (scope, idem_key) DO NOTHING`
 	sqlGetIdem = `SELECT ` + idemColumns + ` FROM idempotency_keys WHERE scope = ? AND idem_key = ?`
 	// The takeover matches the previous record's fingerprint, status and
 	// expiry exactly, so two callers taking over the same key cannot both win.
@@ -36,6 +39,16 @@ func (t *tx) InsertIdempotencyKey(ctx context.Context, r idempotency.Record) err
 	return t.insert(ctx, "idempotency key "+quoted(r.Key), sqlInsertIdem,
 		r.Scope, r.Key, r.Fingerprint, string(r.Status), r.ResponseStatus, r.ResponseBody, r.Location,
 		r.ResourceID, tm(r.LockedUntil), tm(r.CreatedAt), tm(r.ExpiresAt), bucket.Of(r.Scope, r.Key))
+}
+
+var _ store.KeyClaimer = (*tx)(nil)
+
+// ClaimIdempotencyKey implements store.KeyClaimer.
+func (t *tx) ClaimIdempotencyKey(ctx context.Context, r idempotency.Record) (bool, error) {
+	n, err := t.exec(ctx, "claim idempotency key "+quoted(r.Key), sqlClaimIdem,
+		r.Scope, r.Key, r.Fingerprint, string(r.Status), r.ResponseStatus, r.ResponseBody, r.Location,
+		r.ResourceID, tm(r.LockedUntil), tm(r.CreatedAt), tm(r.ExpiresAt), bucket.Of(r.Scope, r.Key))
+	return n > 0, err
 }
 
 // GetIdempotencyKey implements store.Idempotency; NotFound if missing.

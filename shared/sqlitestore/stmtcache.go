@@ -99,8 +99,11 @@ var _ store.SQLTx = (*tx)(nil)
 // SQLDB implements store.SQLTx: the pool the transaction runs on.
 func (t *tx) SQLDB() *sql.DB { return t.stmts.db }
 
-// ExecContext implements store.SQLTx (for the embedded queue's tables).
+// ExecContext implements store.SQLTx (for the embedded queue's tables). The
+// statement counts as a write whatever it changed (group.go): the store
+// cannot tell what another adapter's SQL does.
 func (t *tx) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
+	t.writes++
 	return t.execContext(ctx, query, args...)
 }
 
@@ -112,16 +115,26 @@ func (t *tx) QueryRowContext(ctx context.Context, query string, args ...any) *sq
 }
 
 func (t *tx) execContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	t.writes++
 	args, err := textArgs(args)
 	if err != nil {
 		return nil, err
 	}
 	ctx = t.stmtCtx(ctx)
+	var res sql.Result
 	if st := t.stmts.get(query); st != nil {
-		return t.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+		res, err = t.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	} else {
+		res, err = t.tx.ExecContext(ctx, query, args...)
 	}
-	return t.tx.ExecContext(ctx, query, args...)
+	// A statement that failed (it may have written part of its rows: OR
+	// FAIL) or changed a row is a write (group.go); the store's statements
+	// are all DML, so one that changed no row wrote nothing.
+	if err != nil {
+		t.writes++
+	} else if n, rerr := res.RowsAffected(); rerr != nil || n > 0 {
+		t.writes++
+	}
+	return res, err
 }
 
 func (t *tx) queryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {

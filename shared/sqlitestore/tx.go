@@ -18,9 +18,10 @@ type tx struct {
 	// detach: the transaction is a group's (group.go): statements are
 	// never interrupted (see stmtCtx).
 	detach bool
-	// writes counts the statements that may have written (every Exec, and
-	// every statement another adapter runs through store.SQLTx): a group
-	// member that fails after one needs its writes undone (group.go).
+	// writes counts the statements that may have written (an Exec that
+	// failed or changed a row, and every statement another adapter runs
+	// through store.SQLTx): a group member that fails after one needs its
+	// writes undone (group.go).
 	writes int
 }
 

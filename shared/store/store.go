@@ -189,6 +189,17 @@ type DeadLetters interface {
 	ListAudit(ctx context.Context, limit int) ([]dlq.AuditRecord, error)
 }
 
+// KeyClaimer is implemented by the transactions of a store that can claim
+// an idempotency key in one statement without failing when it exists (the
+// SQLite store: INSERT … ON CONFLICT DO NOTHING). ClaimIdempotencyKey
+// inserts r unless (r.Scope, r.Key) exists, in which case it writes nothing,
+// and reports whether it inserted. A new order then costs no read of its
+// key; a key that exists is read as before. Not on YDB, where an INSERT of
+// an existing key fails the whole transaction at commit.
+type KeyClaimer interface {
+	ClaimIdempotencyKey(ctx context.Context, r idempotency.Record) (bool, error)
+}
+
 // SQLTx is implemented by the transactions of a store kept in a SQL
 // database (the SQLite store). It lets an adapter that keeps its own tables
 // in the same database — the embedded queue on the store's file — write
