@@ -333,11 +333,5 @@ func (s *Service) newEvents(o order.Order, inst saga.Instance, cmd CreateCommand
 		advance.LeaseOwner, advance.Lease = "api", s.cfg.DispatchLease
 		created.LeaseOwner, created.Lease = "api", s.cfg.DispatchLease
 	}
-	// Both aggregates, the saga and the order, are created in this very
-	// transaction: each row is its aggregate's first.
-	rows := []outbox.Event{advance.Pending(s.cfg.Shards, now), created.Pending(s.cfg.Shards, now)}
-	for i := range rows {
-		rows[i].NewAggregate = true
-	}
-	return rows, nil
+	return []outbox.Event{advance.Pending(s.cfg.Shards, now), created.Pending(s.cfg.Shards, now)}, nil
 }

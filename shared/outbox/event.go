@@ -74,11 +74,6 @@ type Event struct {
 	CreatedAt     time.Time
 	PublishedAt   time.Time
 	Version       int64
-	// NewAggregate says, when writing the row, that its aggregate was
-	// created in the same transaction (a new order's rows): the row is the
-	// aggregate's first, so a store may number it 1 without looking up the
-	// aggregate's other rows. Not stored: a row read back has it false.
-	NewAggregate bool
 }
 
 // Attributes returns the message attributes the event is published with.

@@ -25,21 +25,16 @@ const (
 )
 
 const (
-	// The row takes the next aggregate_seq among its aggregate's open rows
-	// (one seek at the end of their range in outbox_open_by_aggregate): the
-	// order of the writing transactions, not of anyone's clock. Only open
-	// rows are ever ordered against each other (EarliestPending), so a
-	// published row's number does not matter.
-	sqlInsertOutbox = `INSERT INTO outbox (` + outboxColumns + `, aggregate_seq)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
-		(SELECT COALESCE(MAX(aggregate_seq), 0) + 1 FROM outbox
-		WHERE aggregate_id = ? AND ` + openStatus + `))`
-	// The first row of an aggregate created in the same transaction
-	// (outbox.Event.NewAggregate) is number 1: compiling the look-up above
-	// was about three quarters of an insert's cost (modernc compiles every
-	// statement on every execution).
-	sqlInsertOutboxFirst = `INSERT INTO outbox (` + outboxColumns + `, aggregate_seq)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 1)`
+	// The order of an aggregate's rows is their rowid's (EarliestPending):
+	// the single writer gives each new row the largest rowid yet, so rowids
+	// follow the order of the writes — within a transaction and across
+	// them — whatever the writers' clocks say. (A deleted newest row's
+	// rowid can be given again, still above every row left.) aggregate_seq
+	// (migration 0010), which numbered the rows with a look-up compiled on
+	// every insert, is no longer written; the old rows' rowids were in the
+	// same order as their numbers.
+	sqlInsertOutbox = `INSERT INTO outbox (` + outboxColumns + `)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	sqlGetOutbox    = `SELECT ` + outboxColumns + ` FROM outbox WHERE id = ?`
 	sqlUpdateOutbox = `UPDATE outbox SET shard = ?, aggregate_type = ?, aggregate_id = ?,
 	event_type = ?, destination = ?, payload = ?, metadata = ?, status = ?, attempts = ?,
@@ -53,15 +48,13 @@ const (
 	WHERE status = '` + pending + `' AND shard = ? AND next_attempt_at <= ? AND lease_until <= ?
 	ORDER BY next_attempt_at, id LIMIT ?`
 	// The first blocking row of each aggregate (pending, or dead and bound
-	// for order-events) in (aggregate_seq, created_at, id) order; rows older
-	// than migration 0010 have a NULL aggregate_seq, which sorts first. The
-	// IN list is filled in by EarliestPending.
-	sqlEarliestPending = `SELECT aggregate_id, id FROM (
-		SELECT aggregate_id, id, ROW_NUMBER() OVER (
-			PARTITION BY aggregate_id ORDER BY aggregate_seq, created_at, id) AS rn
-		FROM outbox WHERE ` + openStatus + ` AND (status = ? OR (status = ? AND destination = ?))
-		AND aggregate_id IN (%s)
-	) WHERE rn = 1`
+	// for order-events): the one with the smallest rowid (see
+	// sqlInsertOutbox). With MIN, SQLite takes the bare column id from the
+	// row holding the minimum (sqlite.org/lang_select.html, "bare columns in
+	// an aggregate query"). The IN list is filled in by EarliestPending.
+	sqlEarliestPending = `SELECT aggregate_id, id, MIN(rowid) FROM outbox
+	WHERE ` + openStatus + ` AND (status = ? OR (status = ? AND destination = ?))
+	AND aggregate_id IN (%s) GROUP BY aggregate_id`
 	sqlOutboxBacklogCount = `SELECT COUNT(*) FROM outbox WHERE status = '` + pending + `'`
 	// Reads the pending rows through outbox_due (O(backlog)); the hint
 	// keeps SQLite from preferring another index that covers created_at.
@@ -82,13 +75,10 @@ func (t *tx) InsertOutbox(ctx context.Context, e outbox.Event) error {
 	if err != nil {
 		return err
 	}
-	args := []any{e.ID, e.Shard, e.AggregateType, e.AggregateID, e.EventType, e.Destination, e.Payload, meta,
+	return t.insert(ctx, "outbox event "+quoted(e.ID), sqlInsertOutbox,
+		e.ID, e.Shard, e.AggregateType, e.AggregateID, e.EventType, e.Destination, e.Payload, meta,
 		string(e.Status), e.Attempts, tm(e.NextAttemptAt), e.LeaseOwner, tm(e.LeaseUntil), note(e.LastError),
-		tm(e.CreatedAt), tm(e.PublishedAt), e.Version}
-	if e.NewAggregate {
-		return t.insert(ctx, "outbox event "+quoted(e.ID), sqlInsertOutboxFirst, args...)
-	}
-	return t.insert(ctx, "outbox event "+quoted(e.ID), sqlInsertOutbox, append(args, e.AggregateID)...)
+		tm(e.CreatedAt), tm(e.PublishedAt), e.Version)
 }
 
 // GetOutbox implements store.Outbox; NotFound if missing.
@@ -146,7 +136,8 @@ func (t *tx) EarliestPending(ctx context.Context, aggregateIDs []string) (map[st
 			sprintfSQL(sqlEarliestPending, placeholders(len(chunk))), args,
 			func(r rowScanner) error {
 				var agg, id string
-				err := r.Scan(&agg, &id)
+				var first int64
+				err := r.Scan(&agg, &id, &first)
 				out[agg] = id
 				return err
 			})

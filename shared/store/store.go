@@ -121,12 +121,13 @@ type Outbox interface {
 	// EarliestPending returns, for each given aggregate id that has rows
 	// still blocking its order, the id of the one written first: a pending
 	// row, or a dead row bound for order-events (outbox.DestOrderEvents; see
-	// outbox.StatusDiscarded), so a later event never overtakes a dead one. InsertOutbox
-	// numbers an aggregate's rows 1, 2, 3, ... inside the writing
-	// transaction (a per-aggregate sequence the adapter keeps), so this is
-	// the order of the transactions that wrote them, never of CreatedAt (the
-	// writers' clocks may disagree); rows inserted in one transaction keep
-	// their insertion order.
+	// outbox.StatusDiscarded), so a later event never overtakes a dead one.
+	// "First" is the order of the transactions that wrote the rows, never
+	// of CreatedAt (the writers' clocks may disagree); rows inserted in one
+	// transaction keep their insertion order. The adapter keeps that order
+	// at insert: YDB numbers an aggregate's rows 1, 2, 3, ... inside the
+	// writing transaction; SQLite's single writer gives each new row the
+	// largest rowid yet.
 	EarliestPending(ctx context.Context, aggregateIDs []string) (map[string]string, error)
 	// OutboxBacklog returns the number of pending rows and the CreatedAt of
 	// the oldest. An adapter may cap the count to bound what it reads (YDB:
