@@ -175,7 +175,11 @@ var schema = []string{
 		receipt_handle TEXT
 	)`,
 	`CREATE INDEX IF NOT EXISTS queue_messages_visible ON queue_messages (queue, visible_at_ms, seq)`,
-	`CREATE UNIQUE INDEX IF NOT EXISTS queue_messages_handle ON queue_messages (receipt_handle)`,
+	// Only received messages have a handle: a partial index, so a send
+	// writes no entry (files made before keep the full index too, which
+	// DROP removes).
+	`CREATE UNIQUE INDEX IF NOT EXISTS queue_messages_receipt ON queue_messages (receipt_handle) WHERE receipt_handle IS NOT NULL`,
+	`DROP INDEX IF EXISTS queue_messages_handle`,
 }
 
 // URL returns the queue URL of the queue called name.

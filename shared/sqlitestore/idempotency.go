@@ -30,7 +30,7 @@ const (
 	// Stale: expired (a zero expiry never expires), or in progress with a
 	// lock that lapsed (a zero lock has lapsed). Same rules as idempotency.Decide.
 	sqlListStaleIdem = `SELECT ` + idemColumns + ` FROM idempotency_keys
-	WHERE (expires_at <= ? AND expires_at <> ?) OR (status = ? AND locked_until <= ?)
+	WHERE (expires_at <= ? AND expires_at <> ?) OR (status = '` + string(idempotency.StatusInProgress) + `' AND locked_until <= ?)
 	ORDER BY expires_at, scope, idem_key LIMIT ?`
 )
 
@@ -95,7 +95,7 @@ func (t *tx) ListStaleIdempotencyKeys(ctx context.Context, now time.Time, limit 
 	}
 	var out []idempotency.Record
 	err := t.queryAll(ctx, "list stale idempotency keys", sqlListStaleIdem,
-		[]any{tm(now), zeroMicros, string(idempotency.StatusInProgress), tm(now), limit},
+		[]any{tm(now), zeroMicros, tm(now), limit},
 		func(r rowScanner) error {
 			rec, err := scanIdem(r)
 			out = append(out, rec)
