@@ -169,7 +169,7 @@ func targetRows(r *burstResult, rows []row) []row {
 		if t.ok {
 			verdict = "PASS"
 		}
-		out = append(out, row{"target " + t.name + " " + t.unit, fmt.Sprintf("%.2f (this run)", t.after), "before: " + t.before, verdict})
+		out = append(out, row{"target " + t.name + " " + t.unit, fmt.Sprintf("%.3f (this run)", t.after), "before: " + t.before, verdict})
 	}
 	return out
 }
