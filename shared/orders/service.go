@@ -132,6 +132,8 @@ const routeFingerprint = "POST /orders"
 // writes the key (completed, with the response), the order, the saga and the
 // outbox rows, and the fast path uses a second one to mark rows published —
 // unless the Dispatcher is a TxPublisher that sent them inside the first.
+// On a store whose transactions claim keys (store.KeyClaimer: SQLite) the
+// key is inserted first and read only when it exists.
 func (s *Service) Create(ctx context.Context, cmd CreateCommand) (Response, error) {
 	normalized, err := json.Marshal(cmd.Request)
 	if err != nil {
