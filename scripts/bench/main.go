@@ -18,6 +18,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/pprof"
 	"strings"
 	"time"
@@ -37,7 +38,17 @@ func main() {
 	concurrency := flag.Int("trigger-concurrency", mqtrigger.DefaultConcurrency, "advancer invocations in flight in the e2e burst (the queue trigger's instances; 1 = the serial loop of before)")
 	only := flag.String("only", "", "run only these parts, comma-separated: api, relay, budget, ydbtrips, coldstart, e2e (default: all)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file (go tool pprof)")
+	memprofile := flag.String("memprofile", "", "write an allocation profile of the whole run to this file (go tool pprof -sample_index=alloc_space)")
 	flag.Parse()
+	if *memprofile != "" {
+		runtime.MemProfileRate = 64 << 10
+		defer func() {
+			f, err := os.Create(*memprofile)
+			must(err)
+			must(pprof.Lookup("allocs").WriteTo(f, 0))
+			f.Close()
+		}()
+	}
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
 		must(err)
