@@ -90,3 +90,14 @@ func TestRelaySendConcurrency(t *testing.T) {
 		}
 	}
 }
+
+func TestUTCClock(t *testing.T) {
+	msk := time.FixedZone("MSK", 3*60*60)
+	at := time.Date(2026, 12, 1, 15, 0, 0, 0, msk)
+	if got := UTCClock(func() time.Time { return at })(); got.Location() != time.UTC || !got.Equal(at) {
+		t.Errorf("UTCClock(fixed)() = %v, want %v in UTC", got, at)
+	}
+	if got := UTCClock(nil)(); got.Location() != time.UTC {
+		t.Errorf("UTCClock(nil)() is in %v, want UTC", got.Location())
+	}
+}

@@ -53,3 +53,12 @@ const (
 	DefaultDispatchTimeout = 2 * time.Second
 	DefaultDispatchLease   = 10 * time.Second
 )
+
+// UTCClock is the clock a use case built with now reads: now (time.Now when
+// nil) in UTC. Every use case's Now field defaults through it.
+func UTCClock(now func() time.Time) func() time.Time {
+	if now == nil {
+		now = time.Now
+	}
+	return func() time.Time { return now().UTC() }
+}

@@ -88,11 +88,7 @@ func New(cfg Config) (*Service, error) {
 	cfg.DispatchTimeout = cmp.Or(cfg.DispatchTimeout, DefaultDispatchTimeout)
 	cfg.DispatchLease = cmp.Or(cfg.DispatchLease, DefaultDispatchLease)
 	cfg.Shards = cmp.Or(cfg.Shards, DefaultShards)
-	now := cfg.Now
-	if now == nil {
-		now = time.Now
-	}
-	cfg.Now = func() time.Time { return now().UTC() }
+	cfg.Now = config.UTCClock(cfg.Now)
 	if cfg.NewID == nil {
 		cfg.NewID = uuid.NewString
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"ordersaga/shared/apperr"
+	"ordersaga/shared/config"
 	"ordersaga/shared/payment"
 	"ordersaga/shared/store"
 )
@@ -29,11 +30,7 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Store == nil || cfg.Provider == nil {
 		return nil, apperr.New(apperr.Invalid, "payments.New: a store and a provider are required")
 	}
-	now := cfg.Now
-	if now == nil {
-		now = time.Now
-	}
-	cfg.Now = func() time.Time { return now().UTC() }
+	cfg.Now = config.UTCClock(cfg.Now)
 	return &Service{cfg: cfg}, nil
 }
 

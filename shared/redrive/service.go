@@ -114,11 +114,7 @@ func New(cfg Config) (*Service, error) {
 	cfg.LoopLimit = cmp.Or(cfg.LoopLimit, DefaultLoopLimit)
 	cfg.MaxPerCall = cmp.Or(cfg.MaxPerCall, DefaultMaxPerCall)
 	cfg.MaxRate = cmp.Or(cfg.MaxRate, DefaultMaxRate)
-	now := cfg.Now
-	if now == nil {
-		now = time.Now
-	}
-	cfg.Now = func() time.Time { return now().UTC() }
+	cfg.Now = config.UTCClock(cfg.Now)
 	if cfg.NewID == nil {
 		cfg.NewID = uuid.NewString
 	}

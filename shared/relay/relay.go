@@ -141,11 +141,7 @@ func (c *Config) setDefaults() error {
 	if c.Backoff.Cap < c.Backoff.Base {
 		bad("the backoff cap (%s) must be at least its base (%s)", c.Backoff.Cap, c.Backoff.Base)
 	}
-	now := c.Now
-	if now == nil {
-		now = time.Now
-	}
-	c.Now = func() time.Time { return now().UTC() }
+	c.Now = config.UTCClock(c.Now)
 	if c.NewID == nil {
 		c.NewID = uuid.NewString
 	}

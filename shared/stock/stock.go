@@ -21,6 +21,7 @@ import (
 	"github.com/google/uuid"
 
 	"ordersaga/shared/apperr"
+	"ordersaga/shared/config"
 	"ordersaga/shared/inventory"
 	"ordersaga/shared/store"
 )
@@ -47,11 +48,7 @@ func New(cfg Config) (*Service, error) {
 	if cfg.Store == nil {
 		return nil, apperr.New(apperr.Invalid, "stock.New: a store is required")
 	}
-	now := cfg.Now
-	if now == nil {
-		now = time.Now
-	}
-	cfg.Now = func() time.Time { return now().UTC() }
+	cfg.Now = config.UTCClock(cfg.Now)
 	if cfg.NewID == nil {
 		cfg.NewID = uuid.NewString
 	}
