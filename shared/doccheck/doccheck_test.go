@@ -394,20 +394,9 @@ func brokenLinks(t *testing.T, dir string, files []string) []string {
 		if err != nil {
 			t.Fatal(err)
 		}
-		fence := ""
-		for i, line := range strings.Split(string(b), "\n") {
-			if f := fenceOf(line); f != "" {
-				switch {
-				case fence == "":
-					fence = f
-				case strings.HasPrefix(strings.TrimSpace(line), fence):
-					fence = ""
-				}
-				continue
-			}
-			if fence != "" {
-				continue
-			}
+		lines := strings.Split(string(b), "\n")
+		for _, i := range proseLines(lines) {
+			line := lines[i]
 			for _, m := range linkRe.FindAllStringSubmatch(inlineCode.ReplaceAllString(line, ""), -1) {
 				link := m[1]
 				if strings.Contains(link, "://") || strings.HasPrefix(link, "mailto:") {
@@ -438,6 +427,27 @@ func brokenLinks(t *testing.T, dir string, files []string) []string {
 	return problems
 }
 
+// proseLines returns the indexes of the lines outside fenced code blocks.
+func proseLines(lines []string) []int {
+	var out []int
+	fence := ""
+	for i, line := range lines {
+		if f := fenceOf(line); f != "" {
+			switch {
+			case fence == "":
+				fence = f
+			case strings.HasPrefix(strings.TrimSpace(line), fence):
+				fence = ""
+			}
+			continue
+		}
+		if fence == "" {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
 // fenceOf returns the fence (``` or ~~~ run) that line opens or closes, or "".
 func fenceOf(line string) string {
 	s := strings.TrimSpace(line)
@@ -455,20 +465,9 @@ func fenceOf(line string) string {
 func headingAnchors(md string) map[string]bool {
 	out := map[string]bool{}
 	seen := map[string]int{}
-	fence := ""
-	for _, line := range strings.Split(md, "\n") {
-		if f := fenceOf(line); f != "" {
-			switch {
-			case fence == "":
-				fence = f
-			case strings.HasPrefix(strings.TrimSpace(line), fence):
-				fence = ""
-			}
-			continue
-		}
-		if fence != "" {
-			continue
-		}
+	lines := strings.Split(md, "\n")
+	for _, i := range proseLines(lines) {
+		line := lines[i]
 		for _, m := range htmlAnchor.FindAllStringSubmatch(line, -1) {
 			out[m[1]] = true
 		}
