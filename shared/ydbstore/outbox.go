@@ -86,7 +86,10 @@ SELECT version FROM outbox WHERE id = $id;`
 	// most LIMIT rows plus the due rows leased right now (the batches in
 	// flight). The adapter merges the branches (Go: next attempt, then id)
 	// and keeps the first LIMIT.
-	yqlListOutboxDue = `
+	yqlListOutboxDue = dueBranchesYQL + `SELECT * FROM $unset UNION ALL SELECT * FROM $due;`
+	// dueBranchesYQL declares the due list's parameters and its two branches
+	// of one shard, $unset and $due (shared with yqlListOutboxDueFrom).
+	dueBranchesYQL = `
 DECLARE $pending AS Utf8;
 DECLARE $shard AS Int64;
 DECLARE $now AS Timestamp;
@@ -101,7 +104,7 @@ WHERE status = $pending AND shard = $shard AND next_attempt_at <= $now
 	AND (lease_until IS NULL OR lease_until <= $now)
 ORDER BY next_attempt_at, id
 LIMIT $limit;
-SELECT * FROM $unset UNION ALL SELECT * FROM $due;`
+`
 
 	// Every blocking row of the given aggregates — pending, or dead and
 	// bound for order-events (store.Outbox.EarliestPending) — two point

@@ -28,22 +28,7 @@ const (
 	// those leased), and one branch over every shard above it, whose rows
 	// exist only while rows written under a larger OUTBOX_SHARDS drain
 	// (it reads those rows; the due filter is not a key range there).
-	yqlListOutboxDueFrom = `
-DECLARE $pending AS Utf8;
-DECLARE $shard AS Int64;
-DECLARE $now AS Timestamp;
-DECLARE $limit AS Uint64;
-$unset = SELECT ` + outboxColumns + ` FROM outbox VIEW idx_status_shard_next
-WHERE status = $pending AND shard = $shard AND next_attempt_at IS NULL
-	AND (lease_until IS NULL OR lease_until <= $now)
-ORDER BY id
-LIMIT $limit;
-$due = SELECT ` + outboxColumns + ` FROM outbox VIEW idx_status_shard_next
-WHERE status = $pending AND shard = $shard AND next_attempt_at <= $now
-	AND (lease_until IS NULL OR lease_until <= $now)
-ORDER BY next_attempt_at, id
-LIMIT $limit;
-$above = SELECT ` + outboxColumns + ` FROM outbox VIEW idx_status_shard_next
+	yqlListOutboxDueFrom = dueBranchesYQL + `$above = SELECT ` + outboxColumns + ` FROM outbox VIEW idx_status_shard_next
 WHERE status = $pending AND shard > $shard
 	AND (next_attempt_at IS NULL OR next_attempt_at <= $now)
 	AND (lease_until IS NULL OR lease_until <= $now)
