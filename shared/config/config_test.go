@@ -101,3 +101,21 @@ func TestUTCClock(t *testing.T) {
 		t.Errorf("UTCClock(nil)() is in %v, want UTC", got.Location())
 	}
 }
+
+func TestSagaBatchConcurrency(t *testing.T) {
+	if c := Default(); c.Saga.BatchConcurrency != DefaultSagaBatchConcurrency {
+		t.Errorf("default SAGA_BATCH_CONCURRENCY %d, want %d", c.Saga.BatchConcurrency, DefaultSagaBatchConcurrency)
+	}
+	for v, want := range map[string]string{
+		"many": "SAGA_BATCH_CONCURRENCY",
+		"0":    "SAGA_BATCH_CONCURRENCY must be positive (got 0)",
+		"-1":   "SAGA_BATCH_CONCURRENCY must be positive (got -1)",
+	} {
+		if _, err := Load(env(map[string]string{"SAGA_BATCH_CONCURRENCY": v})); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("SAGA_BATCH_CONCURRENCY=%s: err = %v, want %q", v, err, want)
+		}
+	}
+	if c, err := Load(env(map[string]string{"SAGA_BATCH_CONCURRENCY": "1"})); err != nil || c.Saga.BatchConcurrency != 1 {
+		t.Errorf("SAGA_BATCH_CONCURRENCY=1: %d, %v", c.Saga.BatchConcurrency, err)
+	}
+}
