@@ -26,8 +26,9 @@ type outboxRow struct {
 // zeroMicros is the zero time as the store keeps it (unix microseconds).
 var zeroMicros = time.Time{}.UnixMicro()
 
-// queuedMsg is a stored queue message: its queue and the row it carries.
-type queuedMsg struct{ Queue, EventID string }
+// queuedMsg is a stored queue message: its queue, the row it carries and
+// that row's order.
+type queuedMsg struct{ Queue, EventID, OrderID string }
 
 func readOnly(t *testing.T, path string) *sql.DB {
 	t.Helper()
@@ -62,7 +63,8 @@ func outboxRows(t *testing.T, storePath string) map[string]outboxRow {
 
 func queuedMessages(t *testing.T, queuePath string) []queuedMsg {
 	t.Helper()
-	rows, err := readOnly(t, queuePath).Query(`SELECT queue, COALESCE(json_extract(attributes, '$.` + outbox.AttrEventID + `'), '') FROM queue_messages`)
+	rows, err := readOnly(t, queuePath).Query(`SELECT queue, COALESCE(json_extract(attributes, '$.` + outbox.AttrEventID + `'), ''),
+		COALESCE(json_extract(attributes, '$.` + outbox.AttrOrderID + `'), '') FROM queue_messages`)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +72,7 @@ func queuedMessages(t *testing.T, queuePath string) []queuedMsg {
 	var out []queuedMsg
 	for rows.Next() {
 		var m queuedMsg
-		if err := rows.Scan(&m.Queue, &m.EventID); err != nil {
+		if err := rows.Scan(&m.Queue, &m.EventID, &m.OrderID); err != nil {
 			t.Fatal(err)
 		}
 		out = append(out, m)
@@ -81,15 +83,40 @@ func queuedMessages(t *testing.T, queuePath string) []queuedMsg {
 	return out
 }
 
-// checkPublishedOnce checks that every outbox row is published (no lease
-// left) and has exactly one message, in its destination's queue, and that
-// there is no other message. It returns the rows by destination.
-func checkPublishedOnce(t *testing.T, storePath, queuePath string) map[string]int {
+// Where the rows were sent.
+const (
+	sentInTx        = true  // in the order's transaction: a message and no outbox row
+	sentAfterCommit = false // by the fast path after commit: a published row and its message
+)
+
+// checkSentOnce checks that every order's two events were each sent exactly
+// once, to their queues, and that nothing else was sent. Sent in the
+// transaction (inTx), an event is its queue message alone: the store must
+// hold no outbox row. Sent after commit, every message has its outbox row,
+// published with no lease left, and every row has one message. It returns
+// the events by destination.
+func checkSentOnce(t *testing.T, storePath, queuePath string, inTx bool) map[string]int {
 	t.Helper()
 	rows := outboxRows(t, storePath)
 	msgs := queuedMessages(t, queuePath)
-	perRow := map[string]int{}
+	if inTx && len(rows) != 0 {
+		t.Errorf("%d outbox rows, want none: every event was sent in its transaction", len(rows))
+	}
+	perEvent := map[string]int{}
+	perOrder := map[string]map[string]int{}
+	byDest := map[string]int{}
 	for _, m := range msgs {
+		perEvent[m.EventID]++
+		if perEvent[m.EventID] == 1 {
+			byDest[m.Queue]++
+		}
+		if perOrder[m.OrderID] == nil {
+			perOrder[m.OrderID] = map[string]int{}
+		}
+		perOrder[m.OrderID][m.Queue]++
+		if inTx {
+			continue
+		}
 		r, ok := rows[m.EventID]
 		if !ok {
 			t.Errorf("message in %s for unknown row %q", m.Queue, m.EventID)
@@ -98,16 +125,23 @@ func checkPublishedOnce(t *testing.T, storePath, queuePath string) map[string]in
 		if m.Queue != r.Destination {
 			t.Errorf("row %s (%s) sent to queue %s", r.ID, r.Destination, m.Queue)
 		}
-		perRow[m.EventID]++
 	}
-	byDest := map[string]int{}
+	for id, n := range perEvent {
+		if n != 1 {
+			t.Errorf("event %s sent %d times, want 1", id, n)
+		}
+	}
+	for id, q := range perOrder {
+		if id == "" || q[outbox.DestOrderEvents] != 1 || q[outbox.DestSagaCommands] != 1 || len(q) != 2 {
+			t.Errorf("order %q has messages %v, want one in order-events and one in saga-commands", id, q)
+		}
+	}
 	for id, r := range rows {
-		byDest[r.Destination]++
 		if r.Status != string(outbox.StatusPublished) || r.PublishedAt == zeroMicros || r.LeaseOwner != "" || r.LeaseUntil != zeroMicros {
 			t.Errorf("row %s: %+v, want published with no lease", id, r)
 		}
-		if perRow[id] != 1 {
-			t.Errorf("row %s (%s) has %d messages, want 1", id, r.Destination, perRow[id])
+		if perEvent[id] != 1 {
+			t.Errorf("row %s (%s) has %d messages, want 1", id, r.Destination, perEvent[id])
 		}
 	}
 	return byDest
@@ -125,9 +159,9 @@ func TestNewOrderPublishedInItsTransaction(t *testing.T) {
 	if n := env.txCount.Load(); n != 1 {
 		t.Errorf("new order used %d store transactions, want 1 (messages written in the order's)", n)
 	}
-	byDest := checkPublishedOnce(t, env.dbPath, env.dbPath)
+	byDest := checkSentOnce(t, env.dbPath, env.dbPath, sentInTx)
 	if byDest[outbox.DestOrderEvents] != 1 || byDest[outbox.DestSagaCommands] != 1 {
-		t.Errorf("outbox rows by destination %v, want one order-events and one saga-commands", byDest)
+		t.Errorf("events by destination %v, want one order-events and one saga-commands", byDest)
 	}
 	before := len(queuedMessages(t, env.dbPath))
 
@@ -139,7 +173,7 @@ func TestNewOrderPublishedInItsTransaction(t *testing.T) {
 	if after := len(queuedMessages(t, env.dbPath)); after != before {
 		t.Errorf("replay changed the queues from %d to %d messages", before, after)
 	}
-	checkPublishedOnce(t, env.dbPath, env.dbPath)
+	checkSentOnce(t, env.dbPath, env.dbPath, sentInTx)
 
 	// The relay finds nothing to publish.
 	rr, err := env.app.RelayOutbox(context.Background(), time.Minute)
@@ -151,9 +185,8 @@ func TestNewOrderPublishedInItsTransaction(t *testing.T) {
 	}
 }
 
-// Concurrent new orders run in group transactions: every one's rows are
-// published exactly once, and none of a failed one (key reused with another
-// body) is sent.
+// Concurrent new orders run in group transactions: every one's events are
+// sent exactly once, and none of a failed one (key reused with another body).
 func TestConcurrentNewOrdersPublishedOnceEach(t *testing.T) {
 	env := newTestEnv(t)
 	const n = 24
@@ -186,9 +219,9 @@ func TestConcurrentNewOrdersPublishedOnceEach(t *testing.T) {
 	if created < n-5 {
 		t.Errorf("only %d new orders", created)
 	}
-	byDest := checkPublishedOnce(t, env.dbPath, env.dbPath)
+	byDest := checkSentOnce(t, env.dbPath, env.dbPath, sentInTx)
 	if byDest[outbox.DestOrderEvents] != created || byDest[outbox.DestSagaCommands] != created {
-		t.Errorf("rows by destination %v for %d created orders", byDest, created)
+		t.Errorf("events by destination %v for %d created orders", byDest, created)
 	}
 }
 
@@ -208,7 +241,7 @@ func TestNewOrderWithQueueElsewherePublishedAfterCommit(t *testing.T) {
 	if n := env.txCount.Load(); n != 2 {
 		t.Errorf("new order used %d store transactions, want 2 (write, then the publish mark)", n)
 	}
-	byDest := checkPublishedOnce(t, env.dbPath, queuePath)
+	byDest := checkSentOnce(t, env.dbPath, queuePath, sentAfterCommit)
 	if byDest[outbox.DestOrderEvents] != 1 || byDest[outbox.DestSagaCommands] != 1 {
 		t.Errorf("outbox rows by destination %v", byDest)
 	}
@@ -218,5 +251,5 @@ func TestNewOrderWithQueueElsewherePublishedAfterCommit(t *testing.T) {
 	if r := env.do("POST", "/orders", "dev-user", "elsewhere", []byte(orderBody)); r.header.Get("Idempotent-Replayed") != "true" {
 		t.Fatal("not a replay")
 	}
-	checkPublishedOnce(t, env.dbPath, queuePath)
+	checkSentOnce(t, env.dbPath, queuePath, sentAfterCommit)
 }

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -94,6 +95,10 @@ func TestRecoverySummaryIsDebugWhenIdle(t *testing.T) {
 	env := newTestEnv(t, func(c *config.Config, o *app.Options) {
 		o.Log = app.NewLogger(sink, "debug")
 		o.Now = clock.Now
+		// A queue in a file of its own: the order's rows are written and
+		// published after commit, so there are published rows to purge (sent
+		// in the transaction, they would not be written at all).
+		c.QueueSQLite = filepath.Join(filepath.Dir(c.SQLitePath), "queue.db")
 	})
 	ctx := context.Background()
 	summaries := func() []map[string]any {

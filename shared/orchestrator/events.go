@@ -64,8 +64,9 @@ func newOrderEvent(id string, shards int, eventType string, o order.Order, meta 
 //
 // When d can publish inside the transaction (TxPublisher), the rows to
 // dispatch — except the one named carried, a command this advancer runs in
-// place — are sent in tx and written already published; they are still
-// returned, for Dispatch to count after commit.
+// place — are sent in tx and not inserted (the queue message, committed
+// with the state change, is the outbox entry); they are still returned, for
+// Dispatch to count after commit.
 func insertEvents(ctx context.Context, tx store.Tx, events []outbox.Event, d Dispatcher, carried string) ([]outbox.Event, error) {
 	if len(events) == 0 {
 		return nil, nil
@@ -110,6 +111,9 @@ func insertEvents(ctx context.Context, tx store.Tx, events []outbox.Event, d Dis
 	for _, e := range rows {
 		if e.LeaseOwner != "" || e.Status == outbox.StatusPublished {
 			dispatch = append(dispatch, e)
+		}
+		if e.Status == outbox.StatusPublished {
+			continue // sent in tx: its queue message is its outbox entry
 		}
 		if err := tx.InsertOutbox(ctx, e); err != nil {
 			return nil, err

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"ordersaga/shared/apperr"
 	"ordersaga/shared/outbox"
 	"ordersaga/shared/sqlitestore"
 	"ordersaga/shared/store"
@@ -121,11 +122,18 @@ func TestInsertEventsPublishesInTxOnlyWhatMayGoNow(t *testing.T) {
 	if len(ids) != 3 || ids["carried"] != outbox.StatusPending || ids["cmd-2"] != outbox.StatusPublished || ids["free"] != outbox.StatusPublished {
 		t.Fatalf("dispatch %v, want carried (pending; the caller drops it), cmd-2 and free (published)", ids)
 	}
+	// Sent in the transaction: the message is the outbox entry, no row is
+	// written for it. The others are stored pending.
 	_ = s.View(ctx, func(ctx context.Context, tx store.Tx) error {
-		for id, want := range map[string]outbox.Status{"carried": outbox.StatusPending, "cmd-2": outbox.StatusPublished,
-			"behind": outbox.StatusPending, "free": outbox.StatusPublished, "unleased": outbox.StatusPending} {
+		for id, want := range map[string]outbox.Status{"carried": outbox.StatusPending,
+			"behind": outbox.StatusPending, "unleased": outbox.StatusPending} {
 			if e, err := tx.GetOutbox(ctx, id); err != nil || e.Status != want {
 				t.Errorf("%s stored as %q (%v), want %q", id, e.Status, err, want)
+			}
+		}
+		for _, id := range []string{"cmd-2", "free"} {
+			if e, err := tx.GetOutbox(ctx, id); !apperr.Is(err, apperr.NotFound) {
+				t.Errorf("%s, sent in the transaction, stored as %+v (%v), want no row", id, e, err)
 			}
 		}
 		return nil

@@ -31,8 +31,9 @@ type Dispatcher interface {
 
 // TxPublisher is a Dispatcher that can also publish rows inside the
 // transaction that writes them (relay.Relay over the embedded queue sharing
-// the store's file; see relay.Relay.PublishInTx). It returns the rows to
-// insert, those it sent marked published; the Service still hands all of
+// the store's file; see relay.Relay.PublishInTx). It returns the rows, those
+// it sent marked published; the Service inserts only the others (a message
+// stored in the transaction is its own outbox entry) and still hands all of
 // them to Dispatch after commit. An error (the database failed under it)
 // fails the transaction.
 type TxPublisher interface {
@@ -274,7 +275,8 @@ func (s *Service) write(ctx context.Context, tx store.Tx, cmd CreateCommand, fp 
 }
 
 // writeRest stores a drafted order whose key is written: the order, its
-// saga and its outbox rows (sent in the transaction when the Dispatcher can).
+// saga and its outbox rows — or, for rows the Dispatcher sends in the
+// transaction, their queue messages instead.
 func (s *Service) writeRest(ctx context.Context, tx store.Tx, d draft) ([]outbox.Event, error) {
 	if err := tx.InsertOrder(ctx, d.o); err != nil {
 		return nil, err
@@ -292,6 +294,9 @@ func (s *Service) writeRest(ctx context.Context, tx store.Tx, d draft) ([]outbox
 		}
 	}
 	for _, e := range events {
+		if e.Status == outbox.StatusPublished {
+			continue // sent in tx: its queue message is its outbox entry
+		}
 		if err := tx.InsertOutbox(ctx, e); err != nil {
 			return nil, err
 		}

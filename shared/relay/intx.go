@@ -30,13 +30,16 @@ type TxSender interface {
 // for a queue that can store messages in it (TxSender): it sends events —
 // rows the caller is about to insert in tx and would otherwise hand to
 // Dispatch after commit — in tx, and returns them with those sent marked
-// published (status published, published at now, no lease), to be inserted
-// as returned. The message and the published row commit together or not at
-// all: no send after commit, no publish mark, no window in which a crash
-// leaves the row to be sent again. Rows it could not send (another queue, an
-// entry the queue refuses, any error) come back unchanged: they are
-// inserted pending, leased as they were, and Dispatch or the relay sends
-// them as before. It fails only when the database failed under it (any
+// published (status published, published at now, no lease). The caller
+// inserts only the rows not so marked: a sent row's message, stored in the
+// same transaction as the state change that made it, is itself the outbox
+// entry, and a row beside it would only be written to be purged (it was
+// about a fifth of POST /orders' time on the writer). The message commits
+// with the transaction or not at all: no send after commit, no publish
+// mark, no window in which a crash leaves it to be sent again. Rows it
+// could not send (another queue, an entry the queue refuses, any error)
+// come back unchanged: they are inserted pending, leased as they were, and
+// Dispatch or the relay sends them as before. It fails only when the database failed under it (any
 // error but Invalid or NotFound, which only leave rows to the fast path):
 // the transaction may be gone, so the caller must return the error and let
 // the transaction fail. After commit, hand the returned rows to Dispatch as
