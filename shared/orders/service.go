@@ -138,6 +138,15 @@ func (s *Service) Create(ctx context.Context, cmd CreateCommand) (Response, erro
 	}
 	fp := idempotency.Fingerprint("POST", routeFingerprint, normalized)
 
+	// The new order is drafted before the transaction: on SQLite every
+	// transaction waits for the one writer, and what the closure computes
+	// there (ids, JSON, the rows' events) delays every request queued
+	// behind it. The closure re-reads the clock and drafts again only when
+	// the wait was long enough to matter (draftSlack).
+	early, err := s.draft(cmd, fp, s.cfg.Now())
+	if err != nil {
+		return Response{}, err
+	}
 	var resp Response
 	var events []outbox.Event
 	for attempt := 0; ; attempt++ {
@@ -150,7 +159,7 @@ func (s *Service) Create(ctx context.Context, cmd CreateCommand) (Response, erro
 			if kc, ok := tx.(store.KeyClaimer); ok {
 				// The insert is the claim and the check in one: a new key
 				// costs no read. A key that exists is read and decided below.
-				d, err := s.draft(cmd, fp, now)
+				d, err := s.fresh(early, cmd, fp, now)
 				if err != nil {
 					return err
 				}
@@ -183,7 +192,7 @@ func (s *Service) Create(ctx context.Context, cmd CreateCommand) (Response, erro
 				return err
 			}
 			var werr error
-			resp, events, werr = s.write(ctx, tx, cmd, fp, now, prev)
+			resp, events, werr = s.write(ctx, tx, early, cmd, fp, now, prev)
 			return werr
 		})
 		// A concurrent request claimed the key between our read and our
@@ -226,15 +235,33 @@ func (s *Service) observe(resp Response, err error) {
 
 // draft is a new order as its transaction writes it.
 type draft struct {
-	o    order.Order
-	inst saga.Instance
-	cmd  CreateCommand
-	rec  idempotency.Record // the completed key, with the response
-	resp Response
-	now  time.Time
+	o      order.Order
+	inst   saga.Instance
+	cmd    CreateCommand
+	rec    idempotency.Record // the completed key, with the response
+	resp   Response
+	now    time.Time
+	events []outbox.Event // the outbox rows, before the in-transaction publish
 }
 
-// draft builds the order cmd creates at now, its saga and its completed key.
+// draftSlack is how old a draft may be when its transaction starts: a
+// draft made before a wait for the store longer than this is made again at
+// the transaction's time. Its stamps then lag by at most this: the rows'
+// dispatch lease (10 s by default) keeps at least nine tenths of its
+// length, and the order's created_at is the request's arrival, not later.
+const draftSlack = time.Second
+
+// fresh returns early if it was drafted at most draftSlack before now (and
+// not after it), otherwise a new draft at now.
+func (s *Service) fresh(early draft, cmd CreateCommand, fp string, now time.Time) (draft, error) {
+	if age := now.Sub(early.now); age >= 0 && age <= min(draftSlack, s.cfg.DispatchLease/10) {
+		return early, nil
+	}
+	return s.draft(cmd, fp, now)
+}
+
+// draft builds the order cmd creates at now, its saga, its completed key
+// and its outbox rows.
 func (s *Service) draft(cmd CreateCommand, fp string, now time.Time) (draft, error) {
 	o := order.New(s.cfg.NewID(), cmd.Caller.Subject, cmd.Key, cmd.Request, now)
 	inst := NewSaga(s.cfg.NewID(), o, cmd.Key, now)
@@ -249,13 +276,17 @@ func (s *Service) draft(cmd CreateCommand, fp string, now time.Time) (draft, err
 		ResponseStatus: resp.Status, ResponseBody: body, Location: resp.Location, ResourceID: o.ID,
 		CreatedAt: now, ExpiresAt: now.Add(idempotency.TTL),
 	}
-	return draft{o: o, inst: inst, cmd: cmd, rec: rec, resp: resp, now: now}, nil
+	events, err := s.newEvents(o, inst, cmd, now)
+	if err != nil {
+		return draft{}, err
+	}
+	return draft{o: o, inst: inst, cmd: cmd, rec: rec, resp: resp, now: now, events: events}, nil
 }
 
 // write stores the new order with its saga, outbox rows and completed key
 // (taking over prev, an expired record of the key, when set).
-func (s *Service) write(ctx context.Context, tx store.Tx, cmd CreateCommand, fp string, now time.Time, prev *idempotency.Record) (Response, []outbox.Event, error) {
-	d, err := s.draft(cmd, fp, now)
+func (s *Service) write(ctx context.Context, tx store.Tx, early draft, cmd CreateCommand, fp string, now time.Time, prev *idempotency.Record) (Response, []outbox.Event, error) {
+	d, err := s.fresh(early, cmd, fp, now)
 	if err != nil {
 		return Response{}, nil, err
 	}
@@ -284,11 +315,9 @@ func (s *Service) writeRest(ctx context.Context, tx store.Tx, d draft) ([]outbox
 	if err := tx.InsertSaga(ctx, d.inst); err != nil {
 		return nil, err
 	}
-	events, err := s.newEvents(d.o, d.inst, d.cmd, d.now)
-	if err != nil {
-		return nil, err
-	}
+	events := d.events
 	if p, ok := s.cfg.Dispatcher.(TxPublisher); ok {
+		var err error
 		if events, err = p.PublishInTx(ctx, tx, events); err != nil {
 			return nil, err
 		}
