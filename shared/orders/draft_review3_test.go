@@ -451,3 +451,57 @@ func TestReview3EarlyDraftOnTheReadThenWritePath(t *testing.T) {
 		t.Errorf("dispatched %d rows for two new orders, want 4", len(disp.got))
 	}
 }
+
+// A failed INSERT of the queue message inside the order's transaction (a
+// trigger aborts it for one key): the order fails as a whole — no key, no
+// order, no message, no outbox row — and the next order on the same stack
+// is written and sent normally (the writer is not left in a broken
+// transaction).
+func TestReview3FailedQueueInsertFailsTheOrderAndLeavesNothing(t *testing.T) {
+	ls := newLocalStack(t)
+	err := ls.st.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
+		_, err := tx.(store.SQLTx).ExecContext(ctx, `CREATE TRIGGER review3_abort BEFORE INSERT ON queue_messages
+			WHEN json_extract(NEW.attributes, '$.`+outbox.AttrIdempotencyKey+`') = 'k-bad'
+			BEGIN SELECT RAISE(ABORT, 'review3: queue insert refused'); END`)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(Config{Store: ls.st, Dispatcher: ls.rl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Create(context.Background(), review3Cmd("k-bad")); err == nil {
+		t.Fatal("the order whose queue insert failed was created")
+	}
+	good, err := s.Create(context.Background(), review3Cmd("k-good"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = ls.st.View(context.Background(), func(ctx context.Context, tx store.Tx) error {
+		if _, err := tx.GetIdempotencyKey(ctx, "c", "k-bad"); !apperr.Is(err, apperr.NotFound) {
+			t.Errorf("key of the failed order: %v, want NotFound", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, perOrder, rowsN := ls.messages(t)
+	if rowsN != 0 {
+		t.Errorf("%d outbox rows, want 0", rowsN)
+	}
+	if q := perOrder[good.OrderID]; len(perOrder) != 1 || q[outbox.DestSagaCommands] != 1 || q[outbox.DestOrderEvents] != 1 {
+		t.Errorf("messages by order %v, want only the good order's two", perOrder)
+	}
+	db, err := sql.Open("sqlite", "file:"+ls.path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var orders int
+	if err := db.QueryRow(`SELECT count(*) FROM orders`).Scan(&orders); err != nil || orders != 1 {
+		t.Errorf("%d orders (%v), want 1", orders, err)
+	}
+}
