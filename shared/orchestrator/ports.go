@@ -51,9 +51,10 @@ type Dispatcher interface {
 // TxPublisher is a Dispatcher that can also publish rows inside the
 // transaction that writes them (relay.Relay over the embedded queue sharing
 // the store's file; see relay.Relay.PublishInTx): it returns the rows in
-// the order given, those it sent marked published. Only the others are
-// inserted: a message stored in the transaction is its own outbox entry. An
-// error (the database failed under it) fails the transaction.
+// the order given, those it sent marked published, and must not modify
+// events. Only the others are inserted: a message stored in the
+// transaction is its own outbox entry. An error (the database failed under
+// it) fails the transaction.
 type TxPublisher interface {
 	PublishInTx(ctx context.Context, tx store.Tx, events []outbox.Event) ([]outbox.Event, error)
 }

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -34,8 +35,9 @@ type Dispatcher interface {
 // the store's file; see relay.Relay.PublishInTx). It returns the rows, those
 // it sent marked published; the Service inserts only the others (a message
 // stored in the transaction is its own outbox entry) and still hands all of
-// them to Dispatch after commit. An error (the database failed under it)
-// fails the transaction.
+// them to Dispatch after commit. It must not modify events (the Service
+// copies them anyway: a rolled-back run's marks must not reach a rerun). An
+// error (the database failed under it) fails the transaction.
 type TxPublisher interface {
 	PublishInTx(ctx context.Context, tx store.Tx, events []outbox.Event) ([]outbox.Event, error)
 }
@@ -315,7 +317,9 @@ func (s *Service) writeRest(ctx context.Context, tx store.Tx, d draft) ([]outbox
 	if err := tx.InsertSaga(ctx, d.inst); err != nil {
 		return nil, err
 	}
-	events := d.events
+	// A copy: the draft outlives this run of the closure (the store may run
+	// it again after a rollback), so nothing may mark its rows.
+	events := slices.Clone(d.events)
 	if p, ok := s.cfg.Dispatcher.(TxPublisher); ok {
 		var err error
 		if events, err = p.PublishInTx(ctx, tx, events); err != nil {
