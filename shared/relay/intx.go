@@ -29,8 +29,8 @@ type TxSender interface {
 // PublishInTx is the fast path inside the transaction that writes the rows,
 // for a queue that can store messages in it (TxSender): it sends events —
 // rows the caller is about to insert in tx and would otherwise hand to
-// Dispatch after commit — in tx, and returns a copy of them with those sent marked
-// published (status published, published at now, no lease). The caller
+// Dispatch after commit — in tx, and returns a copy of them with those sent
+// marked published (status published, published at now, no lease). The caller
 // inserts only the rows not so marked: a sent row's message, stored in the
 // same transaction as the state change that made it, is itself the outbox
 // entry, and a row beside it would only be written to be purged (it was
