@@ -10,7 +10,10 @@
 // classic run): -concurrent (API clients, advancers, relays and recovery in
 // goroutines on one SQLite file), -skew D (every component instance its own
 // clock, off by up to ±D), -unicode (random Unicode in every text field),
-// -vary (settings drawn from the seed, shard count lowered half-way).
+// -vary (settings drawn from the seed, shard count lowered half-way), -intx (the
+// local fast path inside the transaction runs: messages stored in the
+// transaction that writes the state change, no outbox row beside them, with
+// SendInTx refused or failing; docs/chaos-intx.md).
 //
 // It prints a table per run (orders, outcomes, duplicates, retries, crashes,
 // dead letters, violations by check) and, for several seeds, a summary of
@@ -47,6 +50,7 @@ func main() {
 	skew := flag.Duration("skew", 0, "give every component instance its own clock, off by up to ± this much (e.g. 3s)")
 	unicode := flag.Bool("unicode", false, "put random Unicode (noncharacters, invalid UTF-8, RTL, emoji, combining marks) in every text field")
 	vary := flag.Bool("vary", false, "draw the settings from the seed (short leases, long breaker windows) and lower OUTBOX_SHARDS half-way")
+	intx := flag.Bool("intx", false, "let the fast path inside the transaction run (messages stored with the state change, no outbox row), with SendInTx refusals and failures")
 	strict := flag.Bool("strict", false, "add the checks of issue 13 (event order, stock settlement, stuck sagas, publishability, outage cancellations)")
 	all := flag.Bool("all", false, "every mode: -concurrent -skew 3s -unicode -vary -strict")
 	long := flag.Bool("long", false, "the long run: 10 000 orders on seeds 1-5 with -all (several minutes per seed)")
@@ -81,7 +85,7 @@ func main() {
 	for _, s := range list {
 		rep, err := chaos.Run(ctx, chaos.Options{Orders: *orders, Seed: s, Verbose: *verbose, Log: log, Dir: *dir,
 			Concurrent: *concurrent, Clients: *clients, Advancers: *advancers, Relays: *relays,
-			Skew: *skew, Unicode: *unicode, Vary: *vary, Strict: *strict})
+			Skew: *skew, Unicode: *unicode, Vary: *vary, Strict: *strict, InTx: *intx})
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "chaos: seed %d: %v\n", s, err)
 			os.Exit(2)

@@ -92,6 +92,15 @@ type Options struct {
 	// order waits while its dead letters grow, every accepted order's events
 	// were published, and no order was cancelled by a provider outage.
 	Strict bool
+	// InTx lets the local fast path inside the transaction run: the
+	// fault-injecting decorators forward the ports that enable it
+	// (TxPublisher on the dispatchers, relay.TxSender on the queue), so a
+	// new order, a saga step and a recovery re-drive store their messages
+	// in their own transaction and write no outbox row for them; SendInTx
+	// is refused or fails like the database at the rates of Faults. The
+	// checker takes the queue's record of committed messages as those
+	// events' outbox entries (docs/chaos-intx.md). Turns on Strict.
+	InTx bool
 }
 
 // multi reports whether the run plays several instances per component.
@@ -114,6 +123,9 @@ func (o Options) mode() string {
 	if o.Vary {
 		m = append(m, "vary")
 	}
+	if o.InTx {
+		m = append(m, "intx")
+	}
 	if o.strict() {
 		m = append(m, "strict")
 	}
@@ -121,7 +133,7 @@ func (o Options) mode() string {
 }
 
 // strict reports whether the checks of issue 13 run.
-func (o Options) strict() bool { return o.Strict || o.multi() || o.Unicode }
+func (o Options) strict() bool { return o.Strict || o.multi() || o.Unicode || o.InTx }
 
 // Report is the outcome of a run. Apart from Elapsed, two runs with the
 // same options and seed produce equal reports.
@@ -172,6 +184,12 @@ type Report struct {
 	Settings []string `json:"settings,omitempty"`
 	// Refused counts Unicode requests the API refused with 400 (Unicode).
 	Refused int `json:"refused"`
+	// InTxSends counts the messages the queue stored through SendInTx
+	// (InTx; their transaction may have rolled back afterwards), and
+	// InTxEvents the events whose message committed in their transaction
+	// with no outbox row beside it.
+	InTxSends  int `json:"in_tx_sends,omitempty"`
+	InTxEvents int `json:"in_tx_events,omitempty"`
 	// Violations lists every broken guarantee (empty when all hold), at
 	// most maxViolations of them; ViolationsBy counts all of them by check.
 	Violations   []string       `json:"violations"`

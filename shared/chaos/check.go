@@ -32,6 +32,9 @@ type checker struct {
 	committed  map[string]bool            // outbox ids
 	orderOf    map[string]string          // idempotency key → order ids
 	failedSaga map[string]bool
+	// inTx are the events sent in their transaction, with no outbox row
+	// (Options.InTx), in commit order.
+	inTx []outbox.Event
 }
 
 func (c *checker) fail(format string, args ...any) {
@@ -98,6 +101,7 @@ func (w *world) check(ctx context.Context) (Report, error) {
 	}
 	r := w.report(s, c.out)
 	r.ViolationsBy = c.by
+	r.InTxSends, r.InTxEvents = w.inTx.get("in_tx_sends"), len(c.inTx)
 	return r, nil
 }
 
@@ -108,6 +112,10 @@ func (c *checker) index() {
 		}
 		c.events[e.AggregateID][e.EventType] = true
 		c.committed[e.ID] = true
+	}
+	if c.w.opts.InTx {
+		c.indexSent()
+		c.name = "idempotency"
 	}
 	for _, d := range c.s.dead {
 		c.deadFor[string(d.Source)+"/"+d.SourceRef] = true
@@ -203,6 +211,7 @@ func (c *checker) eventsPublished() {
 			}
 		}
 	}
+	c.inTxPublished()
 	for _, q := range []struct {
 		what string
 		seen map[string]int

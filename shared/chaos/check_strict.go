@@ -3,6 +3,7 @@ package chaos
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"ordersaga/shared/outbox"
@@ -40,7 +41,7 @@ var finalRank = map[string]int{
 // count: a later duplicate (at-least-once) is no reordering.
 func (c *checker) eventOrder() {
 	byID := map[string]outbox.Event{}
-	for _, e := range c.s.outbox {
+	for _, e := range slices.Concat(c.s.outbox, c.inTx) {
 		byID[e.ID] = e
 	}
 	seen := map[string]bool{}
@@ -107,7 +108,7 @@ func (c *checker) deadLettersGrow() {
 // publishable), and order.created and the final event are on order-events.
 func (c *checker) acceptedPublished() {
 	byAgg := map[string][]outbox.Event{}
-	for _, e := range c.s.outbox {
+	for _, e := range slices.Concat(c.s.outbox, c.inTx) {
 		byAgg[e.AggregateID] = append(byAgg[e.AggregateID], e)
 	}
 	for _, id := range c.s.orderIDs {

@@ -43,6 +43,10 @@ type Faults struct {
 	QueueReceive float64 // Receive fails (half before, half after receiving: the batch is lost until it is visible again)
 	QueueDelete  float64 // Delete fails (half before deleting: redelivery)
 
+	// The fast path inside the transaction (Options.InTx only).
+	QueueSendInTxRefused float64 // SendInTx refuses (Invalid): the rows stay pending for the fast path after commit
+	QueueSendInTxFailed  float64 // SendInTx fails like the database (Transient, half after storing): the transaction fails
+
 	// Payment provider.
 	PaymentFailure float64       // the provider answers 503 before any effect
 	PaymentLost    float64       // the effect happens, the answer is lost (caller told 503)
@@ -65,6 +69,7 @@ func DefaultFaults() Faults {
 		StepTransient: 0.03, ConfirmRejected: 0.04, CompensationDies: 0.01,
 		StoreBefore: 0.02, StoreAfter: 0.02, StoreView: 0.01,
 		QueueSend: 0.04, QueueReceive: 0.03, QueueDelete: 0.03,
+		QueueSendInTxRefused: 0.04, QueueSendInTxFailed: 0.03,
 		PaymentFailure: 0.10, PaymentLost: 0.05, PaymentTimeout: 0.02, PaymentLatency: 300 * time.Millisecond,
 		DuplicatePost: 0.10, MismatchedPost: 0.04,
 	}

@@ -73,6 +73,10 @@ func (r Report) WriteTable(out io.Writer) {
 	if r.Refused > 0 || strings.Contains(r.Mode, "unicode") {
 		row("refused with 400 (Unicode)", r.Refused)
 	}
+	if r.InTxSends > 0 || r.InTxEvents > 0 || strings.Contains(r.Mode, "intx") {
+		row("messages stored by SendInTx (in-tx)", r.InTxSends)
+		row("events committed as their message alone (in-tx)", r.InTxEvents)
+	}
 	row("confirmed", r.Confirmed)
 	row("cancelled", r.Cancelled)
 	row("failed (dead-lettered)", r.Failed)

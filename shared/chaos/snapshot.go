@@ -40,6 +40,8 @@ type snapshot struct {
 	// arrived (duplicates included).
 	eventsSeq []string
 	cmdLeft   int // messages still in saga-commands (visible + in flight)
+	// sent is every message the queue committed, in commit order (InTx).
+	sent []sentMsg
 }
 
 // ids lists a table's primary keys in order. The store port has no "list
@@ -148,6 +150,11 @@ func (w *world) snapshot(ctx context.Context) (*snapshot, error) {
 		return nil, fmt.Errorf("chaos: queue depth: %w", err)
 	}
 	s.cmdLeft = visible + inFlight
+	if w.opts.InTx {
+		if s.sent, err = readSent(ctx, w.sqlite.DB()); err != nil {
+			return nil, err
+		}
+	}
 	return s, nil
 }
 

@@ -47,6 +47,7 @@ type world struct {
 	fx     *effects
 
 	crashes, faultsN, retries, msgs, invFail *tally
+	inTx                                     *tally // in_tx_sends (InTx)
 
 	cmdURL, dlqURL, eventsURL string
 	batch                     int
@@ -96,7 +97,7 @@ type world struct {
 func newWorld(ctx context.Context, opts Options) (*world, func(), error) {
 	w := &world{opts: opts, clock: newClock(), keys: make([]*keyRun, opts.Orders),
 		delivered: map[string]int{}, poison: map[string]bool{}, origin: &origins{m: map[string]string{}},
-		crashes: newTally(), faultsN: newTally(), retries: newTally(), msgs: newTally(), invFail: newTally(),
+		crashes: newTally(), faultsN: newTally(), retries: newTally(), msgs: newTally(), invFail: newTally(), inTx: newTally(),
 		in: &injector{rnd: rand.New(rand.NewPCG(opts.Seed, 0xc4a05))},
 		wl: rand.New(&lockedSource{src: rand.NewPCG(opts.Seed, 0x0dde5)})}
 	w.faults = DefaultFaults()
@@ -169,7 +170,17 @@ func (w *world) build(ctx context.Context, path string) error {
 		return fmt.Errorf("chaos: open queue: %w", err)
 	}
 	w.fstore = &faultyStore{inner: w.sqlite, in: w.in, f: &w.faults, faults: w.faultsN}
-	w.fqueue = &faultyQueue{inner: q, in: w.in, f: &w.faults, faults: w.faultsN}
+	fq := &faultyQueue{inner: q, in: w.in, f: &w.faults, faults: w.faultsN}
+	w.fqueue = fq
+	if w.opts.InTx {
+		// The queue already shares the store's *sql.DB (as localwiring
+		// wires one file), so SendInTx can write in the store's
+		// transactions once the decorator forwards it.
+		if err := recordSent(ctx, w.sqlite.DB()); err != nil {
+			return err
+		}
+		w.fqueue = &txFaultyQueue{faultyQueue: fq, sent: w.inTx}
+	}
 	w.newID = counter("id")
 	w.newProvider()
 	w.app, err = app.New(ctx, cfg, app.Use(app.Ports{Store: w.fstore, Queue: w.fqueue}),
@@ -280,17 +291,22 @@ func (w *world) instanceOptions(cfg config.Config, opt app.Options, n uint64) ap
 	return opt
 }
 
-// dropper wraps a fast-path dispatcher in the crash before dispatch.
-func (w *world) dropper(who string, p float64, inner orchestrator.Dispatcher) *dropper {
-	return &dropper{inner: inner, in: w.in, p: p, kind: who + "_before_dispatch", who: who,
+// dropper wraps a fast-path dispatcher in the crash before dispatch; in
+// an InTx run it also forwards PublishInTx (txDropper).
+func (w *world) dropper(who string, p float64, inner orchestrator.Dispatcher) orchestrator.Dispatcher {
+	d := &dropper{inner: inner, in: w.in, p: p, kind: who + "_before_dispatch", who: who,
 		crashes: w.crashes, origin: w.origin}
+	if w.opts.InTx {
+		return &txDropper{dropper: d}
+	}
+	return d
 }
 
 // wireFaults puts the crash and fault hooks on the App's saga components,
 // seeds their backoff jitter, and chains counters onto their metric hooks.
 func (w *world) wireFaults(a *app.App, n uint64) {
 	f := &w.faults
-	drop := func(who string, p float64) *dropper { return w.dropper(who, p, a.Relay) }
+	drop := func(who string, p float64) orchestrator.Dispatcher { return w.dropper(who, p, a.Relay) }
 	// The advancer and the recovery are built anew with the run's
 	// dispatcher, jitter and counters (they take no change after
 	// construction).
