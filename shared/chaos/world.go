@@ -146,9 +146,11 @@ func (w *world) build(ctx context.Context, path string) error {
 	cfg.SQLitePath, cfg.QueueSQLite, cfg.Metrics = path, path, "none"
 	if !w.opts.Concurrent {
 		// A sequential run replays exactly from its seed: one message
-		// after another. Concurrent runs keep SAGA_BATCH_CONCURRENCY's
-		// default, so a batch's sagas also race each other.
+		// after another, one relay send after another. Concurrent runs
+		// keep SAGA_BATCH_CONCURRENCY's and RELAY_SEND_CONCURRENCY's
+		// defaults, so a batch's sagas and a round's sends also race.
 		cfg.Saga.BatchConcurrency = 1
+		cfg.Relay.SendConcurrency = 1
 	}
 	if w.opts.Vary {
 		w.vary(&cfg)
