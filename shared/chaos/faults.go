@@ -79,17 +79,44 @@ func DefaultFaults() Faults {
 // counts what it injected. While off it injects nothing and draws nothing,
 // so the sequence of draws — and the run — depends only on the seed. Safe
 // for concurrent use.
+//
+// A component whose calls can overlap another's draws from a stream of its
+// own (stream): the relay sends a round while it records the previous one
+// and claims the next, so the queue's decisions and the store's would
+// otherwise interleave in whatever order the two goroutines reach the
+// source, and two runs of one seed would differ.
 type injector struct {
-	mu  sync.Mutex
-	on  bool
-	rnd *rand.Rand
+	mu     sync.Mutex
+	on     bool // the root's switch; a stream follows its root's
+	rnd    *rand.Rand
+	parent *injector // the root, for a stream
+}
+
+// stream returns an injector drawing from its own source (seed, salt),
+// injecting exactly while in is on.
+func (in *injector) stream(seed, salt uint64) *injector {
+	return &injector{rnd: rand.New(rand.NewPCG(seed, salt)), parent: in}
+}
+
+// enabled reports whether the run injects now.
+func (in *injector) enabled() bool {
+	root := in
+	if in.parent != nil {
+		root = in.parent
+	}
+	root.mu.Lock()
+	defer root.mu.Unlock()
+	return root.on
 }
 
 // fire reports whether to inject a fault now (probability p) and, if so,
 // counts it as kind in t.
 func (in *injector) fire(t *tally, kind string, p float64) bool {
+	if p <= 0 || !in.enabled() {
+		return false
+	}
 	in.mu.Lock()
-	hit := in.on && p > 0 && in.rnd.Float64() < p
+	hit := in.rnd.Float64() < p
 	in.mu.Unlock()
 	if hit {
 		t.add(kind, 1)
@@ -99,25 +126,25 @@ func (in *injector) fire(t *tally, kind string, p float64) bool {
 
 // float returns a uniform draw in [0,1) (0 while off).
 func (in *injector) float() float64 {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	if !in.on {
+	if !in.enabled() {
 		return 0
 	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
 	return in.rnd.Float64()
 }
 
 // intn returns a uniform draw in [0,n) (0 while off or for n <= 1).
 func (in *injector) intn(n int) int {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	if !in.on || n <= 1 {
+	if n <= 1 || !in.enabled() {
 		return 0
 	}
+	in.mu.Lock()
+	defer in.mu.Unlock()
 	return in.rnd.IntN(n)
 }
 
-// set turns injection on or off.
+// set turns injection on or off (a stream follows its root: set the root).
 func (in *injector) set(on bool) {
 	in.mu.Lock()
 	defer in.mu.Unlock()

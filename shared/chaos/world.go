@@ -172,7 +172,9 @@ func (w *world) build(ctx context.Context, path string) error {
 		return fmt.Errorf("chaos: open queue: %w", err)
 	}
 	w.fstore = &faultyStore{inner: w.sqlite, in: w.in, f: &w.faults, faults: w.faultsN}
-	fq := &faultyQueue{inner: q, in: w.in, f: &w.faults, faults: w.faultsN}
+	// The queue draws from a stream of its own: the relay's sends overlap
+	// its store transactions (see injector).
+	fq := &faultyQueue{inner: q, in: w.in.stream(w.opts.Seed, queueStream), f: &w.faults, faults: w.faultsN}
 	w.fqueue = fq
 	if w.opts.InTx {
 		// The queue already shares the store's *sql.DB (as localwiring
@@ -367,3 +369,6 @@ func must[T any](v T, err error) T {
 	}
 	return v
 }
+
+// queueStream salts the queue decorator's stream of fault decisions.
+const queueStream = 0x51a7e
