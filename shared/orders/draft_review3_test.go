@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"ordersaga/shared/apperr"
+	"ordersaga/shared/fakeclock"
 	"ordersaga/shared/idempotency"
 	"ordersaga/shared/identity"
 	"ordersaga/shared/order"
@@ -404,9 +405,9 @@ func (s hidingStore) InTx(ctx context.Context, fn func(context.Context, store.Tx
 func TestReview3EarlyDraftOnTheReadThenWritePath(t *testing.T) {
 	st := openReview3Store(t)
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	clock := &manualClock{t: t0}
+	clock := fakeclock.New(t0)
 	disp := &recordingDispatcher{}
-	s, err := New(Config{Store: hidingStore{st}, Dispatcher: disp, Now: clock.now})
+	s, err := New(Config{Store: hidingStore{st}, Dispatcher: disp, Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -424,7 +425,7 @@ func TestReview3EarlyDraftOnTheReadThenWritePath(t *testing.T) {
 	if _, err := s.Create(ctx, other); !errors.Is(err, idempotency.ErrFingerprintMismatch) {
 		t.Fatalf("mismatch: %v", err)
 	}
-	clock.advance(idempotency.TTL + time.Minute)
+	clock.Advance(idempotency.TTL + time.Minute)
 	taken, err := s.Create(ctx, other)
 	if err != nil || taken.Replayed || taken.OrderID == first.OrderID {
 		t.Fatalf("takeover of the expired key: %+v %v", taken, err)
@@ -434,8 +435,8 @@ func TestReview3EarlyDraftOnTheReadThenWritePath(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if rec.ResourceID != taken.OrderID || !rec.CreatedAt.Equal(clock.now()) {
-			t.Errorf("key now %+v, want order %s created at %v", rec, taken.OrderID, clock.now())
+		if rec.ResourceID != taken.OrderID || !rec.CreatedAt.Equal(clock.Now()) {
+			t.Errorf("key now %+v, want order %s created at %v", rec, taken.OrderID, clock.Now())
 		}
 		for _, id := range []string{first.OrderID, taken.OrderID} {
 			if _, err := tx.GetOrder(ctx, id); err != nil {

@@ -3,10 +3,10 @@ package orders
 import (
 	"context"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
+	"ordersaga/shared/fakeclock"
 	"ordersaga/shared/identity"
 	"ordersaga/shared/order"
 	"ordersaga/shared/outbox"
@@ -18,25 +18,13 @@ import (
 // on by wait before the transaction's body runs.
 type waitingStore struct {
 	*sqlitestore.Store
-	clock *manualClock
+	clock *fakeclock.Clock
 	wait  time.Duration
 }
 
 func (s waitingStore) InTx(ctx context.Context, fn func(context.Context, store.Tx) error) error {
-	s.clock.advance(s.wait)
+	s.clock.Advance(s.wait)
 	return s.Store.InTx(ctx, fn)
-}
-
-type manualClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *manualClock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
-func (c *manualClock) advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
 }
 
 // recordingDispatcher keeps the rows Create hands it after commit.
@@ -67,9 +55,9 @@ func TestCreateDraftsAgainAfterALongWait(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { _ = st.Close() })
-			clock := &manualClock{t: t0}
+			clock := fakeclock.New(t0)
 			disp := &recordingDispatcher{}
-			s, err := New(Config{Store: waitingStore{Store: st, clock: clock, wait: tc.wait}, Dispatcher: disp, Now: clock.now})
+			s, err := New(Config{Store: waitingStore{Store: st, clock: clock, wait: tc.wait}, Dispatcher: disp, Now: clock.Now})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -116,7 +104,7 @@ func TestCreateDraftsAgainAfterALongWait(t *testing.T) {
 				if want := tc.stampedAt.Add(s.cfg.DispatchLease); !e.LeaseUntil.Equal(want) {
 					t.Errorf("row %s leased until %v, want %v", e.ID, e.LeaseUntil, want)
 				}
-				if left := e.LeaseUntil.Sub(clock.now()); left < s.cfg.DispatchLease*9/10 {
+				if left := e.LeaseUntil.Sub(clock.Now()); left < s.cfg.DispatchLease*9/10 {
 					t.Errorf("row %s has %v of its %v lease left at commit", e.ID, left, s.cfg.DispatchLease)
 				}
 			}
