@@ -133,12 +133,7 @@ func (w *writer) runOptimistic(self *member, group []*member, stmts *stmtCache) 
 			outcome[i] = classify(m.ctx, err, "sqlitestore: begin transaction")
 			continue
 		}
-		if m == self {
-			outcome[i] = m.run(sqlTx, stmts)
-		} else {
-			m.turn <- turn{tx: sqlTx}
-			outcome[i] = <-m.done
-		}
+		outcome[i] = m.runIn(self, sqlTx, stmts)
 		if outcome[i] != nil && m.wrote {
 			_ = sqlTx.Rollback()
 			w.mu.Lock()
@@ -195,6 +190,17 @@ func txLost(sqlTx *sql.Tx) error {
 		return errTxLost
 	}
 	return fmt.Errorf("%w: %w", errTxLost, err)
+}
+
+// runIn runs the member's fn on the group's transaction and returns its
+// outcome: here when m is self (the leader's own member), otherwise on
+// m's goroutine, which the leader hands the transaction to and waits for.
+func (m *member) runIn(self *member, sqlTx *sql.Tx, stmts *stmtCache) error {
+	if m == self {
+		return m.run(sqlTx, stmts)
+	}
+	m.turn <- turn{tx: sqlTx}
+	return <-m.done
 }
 
 // run runs the member's fn on the group's transaction, on the caller's
@@ -271,12 +277,7 @@ func (w *writer) runGroup(self *member, group []*member, stmts *stmtCache) {
 				break
 			}
 		}
-		if m == self {
-			outcome[i] = m.run(sqlTx, stmts)
-		} else {
-			m.turn <- turn{tx: sqlTx}
-			outcome[i] = <-m.done
-		}
+		outcome[i] = m.runIn(self, sqlTx, stmts)
 		if solo {
 			break
 		}
