@@ -1,10 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
-	"io"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"sync/atomic"
@@ -21,14 +18,8 @@ func benchTxBudget() []row {
 	srv := httptest.NewServer(a.HTTP)
 	defer srv.Close()
 	post := func(key string) {
-		req, _ := http.NewRequest("POST", srv.URL+"/orders", bytes.NewReader([]byte(body)))
-		req.Header.Set("Authorization", "Bearer dev-user")
-		req.Header.Set("Idempotency-Key", key)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
+		_, err := postOrder(srv.URL, key)
 		must(err)
-		_, _ = io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
 	}
 	const k = 50
 	n.Store(0)

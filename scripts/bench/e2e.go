@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"regexp"
@@ -58,18 +56,8 @@ func benchE2E(n, clients, concurrency int) burstResult {
 				if i >= n {
 					return
 				}
-				req, _ := http.NewRequest("POST", s.srv.URL+"/orders", bytes.NewReader([]byte(body)))
-				req.Header.Set("Authorization", "Bearer dev-user")
-				req.Header.Set("Idempotency-Key", fmt.Sprintf("e2e-%d", i))
-				req.Header.Set("Content-Type", "application/json")
-				resp, err := http.DefaultClient.Do(req)
-				if err != nil {
-					bad.Add(1)
-					continue
-				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != http.StatusCreated {
+				status, err := postOrder(s.srv.URL, fmt.Sprintf("e2e-%d", i))
+				if err != nil || status != http.StatusCreated {
 					bad.Add(1)
 				}
 			}
