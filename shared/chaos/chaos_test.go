@@ -31,6 +31,21 @@ func run(t *testing.T, o Options) Report {
 	return rep
 }
 
+// wantViolation fails t unless rep reports a violation mentioning want.
+func wantViolation(t *testing.T, rep Report, want string) {
+	t.Helper()
+	if rep.OK() {
+		t.Fatal("the run reported no violation")
+	}
+	for _, v := range rep.Violations {
+		if strings.Contains(v, want) {
+			t.Logf("%d violations, first: %s", len(rep.Violations), rep.Violations[0])
+			return
+		}
+	}
+	t.Errorf("no violation mentions %q:\n%s", want, strings.Join(rep.Violations, "\n"))
+}
+
 func sum(m map[string]int) int {
 	n := 0
 	for _, v := range m {
@@ -150,17 +165,7 @@ func TestCheckerCatchesBrokenProduct(t *testing.T) {
 				tc.faults(&f)
 			}
 			rep := run(t, Options{Orders: 20, Seed: 3, Faults: &f, Tamper: tc.tamper, AfterDrain: tc.afterDrain})
-			if rep.OK() {
-				t.Fatal("the run reported no violation")
-			}
-			found := false
-			for _, v := range rep.Violations {
-				found = found || strings.Contains(v, tc.want)
-			}
-			if !found {
-				t.Errorf("no violation mentions %q:\n%s", tc.want, strings.Join(rep.Violations, "\n"))
-			}
-			t.Logf("%d violations, first: %s", len(rep.Violations), rep.Violations[0])
+			wantViolation(t, rep, tc.want)
 			var b bytes.Buffer
 			rep.WriteTable(&b)
 			if !strings.Contains(b.String(), "violations:\n  - ") {

@@ -236,17 +236,7 @@ func TestInTxCheckerCatchesBrokenProduct(t *testing.T) {
 				return tc.damage(ctx, db, e)
 			}
 			rep := run(t, Options{Orders: 30, Seed: 3, InTx: true, AfterDrain: after})
-			if rep.OK() {
-				t.Fatal("the run reported no violation")
-			}
-			found := false
-			for _, v := range rep.Violations {
-				found = found || strings.Contains(v, tc.want)
-			}
-			if !found {
-				t.Errorf("no violation mentions %q:\n%s", tc.want, strings.Join(rep.Violations, "\n"))
-			}
-			t.Logf("%d violations, first: %s", len(rep.Violations), rep.Violations[0])
+			wantViolation(t, rep, tc.want)
 		})
 	}
 }
