@@ -114,8 +114,11 @@ func (c *checker) index() {
 		c.committed[e.ID] = true
 	}
 	if c.w.opts.InTx {
+		// What indexSent finds is counted under "published".
+		prev := c.name
+		c.name = "published"
 		c.indexSent()
-		c.name = "idempotency"
+		c.name = prev
 	}
 	for _, d := range c.s.dead {
 		c.deadFor[string(d.Source)+"/"+d.SourceRef] = true

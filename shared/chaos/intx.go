@@ -181,7 +181,6 @@ func readSent(ctx context.Context, db *sql.DB) ([]sentMsg, error) {
 // status it announces. Messages of outbox rows (sent after commit) and
 // copies in the DLQ are judged by the row.
 func (c *checker) indexSent() {
-	c.name = "published"
 	rows := map[string]bool{}
 	for _, e := range c.s.outbox {
 		rows[e.ID] = true
