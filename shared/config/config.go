@@ -112,6 +112,11 @@ type Recovery struct {
 	// MaxRedrives: re-drives of a saga that does not move before recovery
 	// fails it with a dead letter (RECOVERY_MAX_REDRIVES).
 	MaxRedrives int
+	// MaxWait: how long a saga's command may stay unconsumed (through
+	// re-drives not consumed either) before recovery fails the saga with a
+	// dead letter; keep it at the saga commands queue's message retention
+	// (RECOVERY_MAX_WAIT).
+	MaxWait time.Duration
 }
 
 // Redrive settings.
@@ -141,7 +146,7 @@ type Monitoring struct {
 
 // Defaults of the saga advancer and recovery (SAGA_LEASE, SAGA_BACKOFF_BASE,
 // SAGA_BACKOFF_CAP, INBOX_TTL, RECOVERY_BATCH_SIZE, RECOVERY_STUCK_AFTER,
-// RECOVERY_MAX_REDRIVES). Default uses them, and package orchestrator's
+// RECOVERY_MAX_REDRIVES, RECOVERY_MAX_WAIT). Default uses them, and package orchestrator's
 // defaults (orchestrator.DefaultLease, ...) are these constants, so the
 // configuration and a component built without it never disagree.
 const (
@@ -152,6 +157,7 @@ const (
 	DefaultRecoveryBatchSize   = 100
 	DefaultRecoveryStuckAfter  = 30 * time.Second
 	DefaultRecoveryMaxRedrives = 20
+	DefaultRecoveryMaxWait     = 96 * time.Hour // the saga commands queue's message_retention_seconds
 )
 
 // Default returns the local-development configuration.
@@ -171,7 +177,7 @@ func Default() Config {
 			BackoffBase: DefaultRelayBackoffBase, BackoffCap: DefaultRelayBackoffCap, Shards: DefaultShards,
 			Budget: DefaultRelayBudget, Retention: DefaultOutboxRetention, SendConcurrency: DefaultRelaySendConcurrency},
 		Saga:     Saga{Lease: DefaultSagaLease, BackoffBase: DefaultSagaBackoffBase, BackoffCap: DefaultSagaBackoffCap, InboxTTL: DefaultInboxTTL, BatchConcurrency: DefaultSagaBatchConcurrency},
-		Recovery: Recovery{BatchSize: DefaultRecoveryBatchSize, StuckAfter: DefaultRecoveryStuckAfter, MaxRedrives: DefaultRecoveryMaxRedrives},
+		Recovery: Recovery{BatchSize: DefaultRecoveryBatchSize, StuckAfter: DefaultRecoveryStuckAfter, MaxRedrives: DefaultRecoveryMaxRedrives, MaxWait: DefaultRecoveryMaxWait},
 		Redrive:  Redrive{MaxPerCall: DefaultRedriveMaxPerCall, LoopLimit: DefaultRedriveLoopLimit, MaxRate: DefaultRedriveMaxRate},
 		Payment: Payment{Timeout: DefaultPaymentTimeout, MaxConcurrent: DefaultPaymentMaxConcurrent,
 			BreakerThreshold: DefaultPaymentBreakerThreshold, BreakerOpenFor: DefaultPaymentBreakerOpenFor, DeclineAbove: 1_000_000},
@@ -220,6 +226,7 @@ func Load(getenv Getenv) (Config, error) {
 	r.int("RECOVERY_BATCH_SIZE", &c.Recovery.BatchSize)
 	r.dur("RECOVERY_STUCK_AFTER", &c.Recovery.StuckAfter)
 	r.int("RECOVERY_MAX_REDRIVES", &c.Recovery.MaxRedrives)
+	r.dur("RECOVERY_MAX_WAIT", &c.Recovery.MaxWait)
 	r.int("REDRIVE_MAX", &c.Redrive.MaxPerCall)
 	r.int("REDRIVE_LOOP_LIMIT", &c.Redrive.LoopLimit)
 	r.int("REDRIVE_MAX_RATE", &c.Redrive.MaxRate)
@@ -325,6 +332,9 @@ func (c Config) Validate() error {
 	}
 	if c.Saga.BackoffBase <= 0 || c.Saga.BackoffCap < c.Saga.BackoffBase {
 		bad("SAGA_BACKOFF_BASE must be positive and SAGA_BACKOFF_CAP at least as large")
+	}
+	if c.Recovery.MaxWait <= 0 {
+		bad("RECOVERY_MAX_WAIT must be positive")
 	}
 	if c.Relay.Lease <= 0 || c.Saga.Lease <= 0 {
 		bad("RELAY_LEASE and SAGA_LEASE must be positive")

@@ -38,11 +38,21 @@ type RecoveryConfig struct {
 	// a message held by a consumer that died costs little. A saga whose
 	// lease lapsed is re-driven without this wait.
 	StuckAfter time.Duration
-	// MaxRedrives is how many times in a row recovery re-drives a saga that
-	// does not move (every transition resets the count) before it gives up:
-	// the saga fails, its order is FAILED, and a dead letter (error_type
-	// "stuck") is written for an operator (default DefaultMaxRedrives).
+	// MaxRedrives is how many re-drives in a row whose previous command
+	// was consumed (an advancer took the saga's lease, or released it,
+	// since) recovery makes of a saga that does not move before it gives
+	// up: the saga fails, its order is FAILED, and a dead letter
+	// (error_type "stuck") is written for an operator (default
+	// DefaultMaxRedrives). Every transition resets the count. A re-drive
+	// whose previous command is still unconsumed is not counted: a queue
+	// backlog delays a saga, it never fails it.
 	MaxRedrives int
+	// MaxWait bounds how long a saga's command may stay unconsumed, from
+	// the time it became due, through re-drives whose commands are not
+	// consumed either, before recovery gives the saga up as above: past
+	// the queue's message retention every one of those commands is lost
+	// (default DefaultMaxWait, the saga commands queue's retention).
+	MaxWait time.Duration
 	// LoopLimit is passed to dlq.Record for those dead letters (default dlq.DefaultLoopLimit).
 	LoopLimit int
 	// BatchSize bounds each job per run (default DefaultBatchSize).
@@ -68,6 +78,7 @@ type RecoveryConfig struct {
 const (
 	DefaultStuckAfter  = config.DefaultRecoveryStuckAfter  // RECOVERY_STUCK_AFTER
 	DefaultMaxRedrives = config.DefaultRecoveryMaxRedrives // RECOVERY_MAX_REDRIVES
+	DefaultMaxWait     = config.DefaultRecoveryMaxWait     // RECOVERY_MAX_WAIT
 	DefaultBatchSize   = config.DefaultRecoveryBatchSize   // RECOVERY_BATCH_SIZE
 	// RecoveryOwner is the default owner of the rows recovery leases.
 	RecoveryOwner = "sagarecovery"
@@ -89,6 +100,7 @@ func NewRecovery(cfg RecoveryConfig) (*Recovery, error) {
 	if cfg.MaxRedrives <= 0 {
 		cfg.MaxRedrives = DefaultMaxRedrives
 	}
+	setDuration(&cfg.MaxWait, DefaultMaxWait)
 	if cfg.LoopLimit <= 0 {
 		cfg.LoopLimit = dlq.DefaultLoopLimit
 	}
@@ -126,8 +138,9 @@ type Report struct {
 	// DueSagas is how many stuck sagas were listed; Redriven got a fresh command.
 	DueSagas int `json:"due_sagas"`
 	Redriven int `json:"redriven"`
-	// GaveUp sagas had been re-driven MaxRedrives times without moving:
-	// they were failed and dead-lettered (error_type "stuck").
+	// GaveUp sagas had been re-driven MaxRedrives times without moving,
+	// or their commands stayed unconsumed for MaxWait: they were failed
+	// and dead-lettered (error_type "stuck").
 	GaveUp int `json:"gave_up"`
 	// KeysReleased idempotency keys were deleted (expired, or in progress with a lapsed lock).
 	KeysReleased int `json:"keys_released"`

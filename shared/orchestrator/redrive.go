@@ -21,12 +21,19 @@ import (
 //     advancer crashed mid-step): nothing else will resume it until the
 //     queue redelivers the message, which may be a whole visibility timeout
 //     later, so it is re-driven at once; or
-//   - it has been due for more than StuckAfter (its message was lost, or is
-//     held by a consumer that died before taking the lease).
+//   - it has been due for more than StuckAfter (its message was lost, is
+//     held by a consumer that died before taking the lease, or still waits
+//     behind a backlog).
 //
 // An old message still in flight for the same token and the new one race
 // harmlessly: the first takes the lease and moves the token, the second is
 // busy or stale.
+//
+// Only a re-drive whose previous command was consumed counts towards
+// MaxRedrives (see consumed). One whose previous command still waits puts
+// the next re-drive off twice as long as the last (StuckAfter, 2×, 4×, up
+// to maxUnconsumedShift doublings), so a backlogged queue gets few
+// duplicates; after MaxWait without a consumed command the saga is given up.
 func (r *Recovery) redrive(ctx context.Context, rep *Report, due []saga.Instance, note func(error)) {
 	rep.DueSagas += len(due)
 	r.forEach(ctx, due, func(ctx context.Context, id string) ([]outbox.Event, bool, error) {
@@ -64,15 +71,29 @@ func (r *Recovery) stuck(s saga.Instance, now time.Time) bool {
 	return s.LeaseOwner != "" || !s.NextAttemptAt.After(now.Add(-r.c.StuckAfter))
 }
 
+// maxUnconsumedShift caps the doubling of the re-drive interval of a saga
+// whose re-drives are not consumed: StuckAfter × 2^4 (8 min by default).
+const maxUnconsumedShift = 4
+
+// consumed reports whether the command of s's last re-drive was consumed:
+// an advancer wrote the saga since (took its lease, released it) — a lease
+// still set is such a write. The first re-drive after a transition has no
+// re-drive before it: whether the transition's own command was consumed is
+// unknown, so it is not counted.
+func consumed(s saga.Instance) bool {
+	return s.LeaseOwner != "" || (s.Data.RedriveVersion != 0 && s.Version != s.Data.RedriveVersion)
+}
+
 // redriveOne re-checks one saga in a transaction and, if it is still stuck,
 // writes its re-drive command — or, once the saga has been re-driven
-// MaxRedrives times without moving, fails it (see giveUp). gaveUp reports
-// the latter.
+// MaxRedrives times after consumed commands without moving, or its commands
+// stayed unconsumed for MaxWait, fails it (see giveUp). gaveUp reports the
+// latter.
 func (r *Recovery) redriveOne(ctx context.Context, id string) (dispatch []outbox.Event, ok, gaveUp bool, err error) {
 	ids := ids{advance: r.c.NewID(), orderEvent: r.c.NewID(), deadLetter: r.c.NewID()}
-	var orderID string
+	var orderID, why string
 	err = r.c.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
-		ok, gaveUp, dispatch = false, false, nil
+		ok, gaveUp, dispatch, why = false, false, nil, ""
 		now := r.now()
 		s, err := tx.GetSaga(ctx, id)
 		if apperr.Is(err, apperr.NotFound) {
@@ -86,16 +107,20 @@ func (r *Recovery) redriveOne(ctx context.Context, id string) (dispatch []outbox
 		}
 		orderID = s.Data.OrderID
 		var events []outbox.Event
-		if s.Data.Redrives >= r.c.MaxRedrives {
-			if events, err = r.giveUp(ctx, tx, s, ids, now); err != nil {
+		if why = r.giveUpReason(&s, now); why != "" {
+			if events, err = r.giveUp(ctx, tx, s, why, ids, now); err != nil {
 				return err
 			}
 			gaveUp = true
 		} else {
 			prev := s.Version
 			s.NextAttemptAt, s.UpdatedAt, s.Version = now, now, prev+1
+			if n := s.Data.UnconsumedRedrives; n > 0 {
+				// The next re-drive comes StuckAfter × 2^n from now.
+				s.NextAttemptAt = now.Add(r.c.StuckAfter*time.Duration(1)<<min(n, maxUnconsumedShift) - r.c.StuckAfter)
+			}
 			s.LeaseOwner, s.LeaseUntil = "", time.Time{} // a lapsed lease is abandoned
-			s.Data.Redrives++
+			s.Data.RedriveVersion = s.Version
 			if err := tx.UpdateSaga(ctx, s, prev); err != nil {
 				return err
 			}
@@ -117,12 +142,36 @@ func (r *Recovery) redriveOne(ctx context.Context, id string) (dispatch []outbox
 	}
 	switch {
 	case gaveUp:
-		r.c.Log.Error("stuck saga failed: it did not advance after the maximum number of re-drives; dead letter written",
-			"saga_id", id, "order_id", orderID, "redrives", r.c.MaxRedrives, "error_type", ErrorTypeStuck)
+		r.c.Log.Error("stuck saga failed: "+why+"; dead letter written",
+			"saga_id", id, "order_id", orderID, "error_type", ErrorTypeStuck)
 	case ok:
 		r.c.Log.Warn("stuck saga re-driven", "saga_id", id, "order_id", orderID)
 	}
 	return dispatch, ok, gaveUp, nil
+}
+
+// giveUpReason updates s's re-drive counts for one more re-drive at now and
+// returns why recovery gives s up instead ("" to re-drive it): MaxRedrives
+// consumed re-drives without a transition, or no command consumed for
+// MaxWait since the first unconsumed one became due.
+func (r *Recovery) giveUpReason(s *saga.Instance, now time.Time) string {
+	d := &s.Data
+	if consumed(*s) {
+		d.UnconsumedRedrives, d.WaitingSinceUnixMilli = 0, 0
+		if d.Redrives >= r.c.MaxRedrives {
+			return fmt.Sprintf("the saga did not advance after %d re-drives whose commands were consumed", d.Redrives)
+		}
+		d.Redrives++
+		return ""
+	}
+	if d.WaitingSinceUnixMilli == 0 {
+		d.WaitingSinceUnixMilli = s.NextAttemptAt.UnixMilli()
+	}
+	if waited := now.Sub(time.UnixMilli(d.WaitingSinceUnixMilli)); waited >= r.c.MaxWait {
+		return fmt.Sprintf("no command of the saga was consumed for %s (%d re-drives)", waited.Round(time.Second), d.UnconsumedRedrives)
+	}
+	d.UnconsumedRedrives++
+	return ""
 }
 
 // giveUp ends a saga that recovery could not make advance: the saga fails
@@ -130,10 +179,9 @@ func (r *Recovery) redriveOne(ctx context.Context, id string) (dispatch []outbox
 // step backwards, the step itself included: its outcome is unknown), the
 // order is FAILED with an order.failed event, and a saga dead letter with
 // error_type "stuck" is written. It returns the order event to insert, if any.
-func (r *Recovery) giveUp(ctx context.Context, tx store.Tx, s saga.Instance, id ids, now time.Time) ([]outbox.Event, error) {
+func (r *Recovery) giveUp(ctx context.Context, tx store.Tx, s saga.Instance, why string, id ids, now time.Time) ([]outbox.Event, error) {
 	prev := s.Version
-	s.LastError = textcut.Cut(fmt.Sprintf("recovery gave up: the saga did not advance at %s after %d re-drives",
-		r.c.Steps.Table().StepName(s), s.Data.Redrives), maxErrorText)
+	s.LastError = textcut.Cut(fmt.Sprintf("recovery gave up at %s: %s", r.c.Steps.Table().StepName(s), why), maxErrorText)
 	s.State, s.FinishedAt, s.NextAttemptAt = saga.StateFailed, now, now
 	s.LeaseOwner, s.LeaseUntil, s.UpdatedAt, s.Version = "", time.Time{}, now, prev+1
 	meta := chain(s, nil)

@@ -60,7 +60,7 @@ func decide(cur saga.Instance, steps saga.Table, r stepRun, now time.Time, pol r
 	next := cur
 	next.LeaseOwner, next.LeaseUntil = "", time.Time{}
 	next.UpdatedAt, next.NextAttemptAt, next.Version = now, now, cur.Version+1
-	next.Data.Redrives = 0 // the saga moved: recovery's count starts again
+	next.Data.ResetRedrives() // the saga moved: recovery's counts start again
 	if r.err != nil {
 		next.LastError = textcut.Cut(r.err.Error(), maxErrorText)
 	}
