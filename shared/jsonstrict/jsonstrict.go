@@ -1,7 +1,8 @@
 // Package jsonstrict reads JSON the strict way at every boundary (order API,
-// admin API, redrive console): the document must be valid UTF-8, exactly
-// one value, and no object may name a member twice. encoding/json would keep
-// the last of two duplicate members and turn invalid UTF-8 into U+FFFD, and
+// admin API, redrive console): the document must be valid UTF-8 with no
+// escape of a lone surrogate, exactly one value, and no object may name a
+// member twice. encoding/json would keep the last of two duplicate members
+// and turn invalid UTF-8 and lone surrogates ("\ud800") into U+FFFD, and
 // another parser (a gateway, a log pipeline, a consumer) could read the same
 // bytes differently (RFC 8259 §4 leaves duplicates undefined; RFC 7493 I-JSON
 // forbids them).
@@ -35,8 +36,8 @@ func Members(data []byte, ptr string) ([]Member, *apperr.FieldError) {
 	bad := func(detail string) *apperr.FieldError {
 		return &apperr.FieldError{Pointer: ptr, Detail: detail} // "" is the whole document (RFC 6901)
 	}
-	if !utf8.Valid(data) {
-		return nil, bad("is not valid UTF-8")
+	if _, detail := Rewritten(data); detail != "" {
+		return nil, bad(detail)
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	tok, err := dec.Token()
@@ -83,13 +84,13 @@ type frame struct {
 	index     int             // array: index of the next element
 }
 
-// Check reports the first strictness violation in data: invalid UTF-8, a
-// syntax error, an empty document, trailing data, or a member named twice in
+// Check reports the first strictness violation in data: invalid UTF-8, an
+// escape of a lone surrogate (see Rewritten), a syntax error, an empty document, trailing data, or a member named twice in
 // any object at any depth (the pointer names the member). nil means data is
 // one strict JSON value. It checks no types or schemas.
 func Check(data []byte) *apperr.FieldError {
-	if !utf8.Valid(data) {
-		return &apperr.FieldError{Pointer: "", Detail: "is not valid UTF-8"}
+	if _, detail := Rewritten(data); detail != "" {
+		return &apperr.FieldError{Pointer: "", Detail: detail}
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	var stack []*frame
@@ -140,6 +141,73 @@ func Check(data []byte) *apperr.FieldError {
 			stack = append(stack, &frame{ptr: ptr})
 		}
 	}
+}
+
+// Rewritten reports the first text in data, a JSON text, that a decoder
+// would rewrite instead of read: a byte that is not valid UTF-8, or a \u
+// escape of a surrogate that is not the first half of a pair followed by
+// the second (encoding/json reads both as U+FFFD, so two different inputs
+// would become one string). It returns the byte offset and a detail that
+// says what is there without echoing the text, or -1 and "" when there is
+// none. A backslash occurs only inside strings in JSON, so the scan needs
+// no parse; syntax errors are left to the decoder.
+func Rewritten(data []byte) (offset int, detail string) {
+	if !utf8.Valid(data) {
+		i := 0
+		for i < len(data) {
+			r, size := utf8.DecodeRune(data[i:])
+			if r == utf8.RuneError && size <= 1 {
+				break
+			}
+			i += size
+		}
+		return i, fmt.Sprintf("is not valid UTF-8 (at byte %d)", i)
+	}
+	for i := 0; i+1 < len(data); i++ {
+		if data[i] != '\\' {
+			continue
+		}
+		r, ok := hex4(data, i+2)
+		if data[i+1] != 'u' || !ok {
+			i++ // a two-byte escape (\\, \", ...): its second byte is no backslash
+			continue
+		}
+		switch {
+		case r >= 0xD800 && r < 0xDC00:
+			if i+11 < len(data) && data[i+6] == '\\' && data[i+7] == 'u' {
+				if r2, ok := hex4(data, i+8); ok && r2 >= 0xDC00 && r2 < 0xE000 {
+					i += 11 // a surrogate pair: one character
+					continue
+				}
+			}
+			return i, fmt.Sprintf("holds the escape %s of a lone surrogate (at byte %d), which is no character", data[i:i+6], i)
+		case r >= 0xDC00 && r < 0xE000:
+			return i, fmt.Sprintf("holds the escape %s of a lone surrogate (at byte %d), which is no character", data[i:i+6], i)
+		}
+		i += 5
+	}
+	return -1, ""
+}
+
+// hex4 reads the four hex digits at data[i:i+4].
+func hex4(data []byte, i int) (rune, bool) {
+	if i+4 > len(data) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range data[i : i+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
 }
 
 // ErrText is the text of an encoding/json syntax error (it names only the

@@ -25,6 +25,13 @@ func TestCheck(t *testing.T) {
 		{"empty", ``, "", false},
 		{"invalid utf-8", "{\"a\":\"\xff\"}", "", false},
 		{"syntax", `{"a":}`, "", false},
+		{"surrogate pair", `{"a":"\ud83d\ude00"}`, "", true},
+		{"escaped backslash before u", `{"a":"\\ud800"}`, "", true},
+		{"replacement character escape", `{"a":"c\uFFFD"}`, "", true},
+		{"lone high surrogate", `{"a":"c\ud800"}`, "", false},
+		{"lone low surrogate", `{"a":"\uDC00x"}`, "", false},
+		{"high surrogate then no low", `{"a":"\ud800\u0041"}`, "", false},
+		{"lone surrogate in a key", `{"\ud800":1}`, "", false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -39,12 +46,40 @@ func TestCheck(t *testing.T) {
 	}
 }
 
+// TestRewritten: every input encoding/json would rewrite to U+FFFD is
+// found at its offset; nothing else is.
+func TestRewritten(t *testing.T) {
+	cases := []struct {
+		doc string
+		at  int
+	}{
+		{`{"k":"k\ud800"}`, 7},
+		{`{"k":"k\udfff"}`, 7},
+		{`"\ud83d\ud83d\ude00"`, 1},
+		{`"\ud83d"`, 1},
+		{"{\"k\":\"k\xff\"}", 7},
+		{"\"\xfe\"", 1},
+		{"\"\xed\xa0\x80\"", 1}, // a surrogate encoded in UTF-8
+		{`{"k":"k\ud83d\ude00"}`, -1},
+		{`{"k":"\\ud800"}`, -1},
+		{`{"k":"\\\ud800"}`, 8},
+		{`{"k":"\u00ff\ufffd"}`, -1},
+		{`{"k":"\ud80"}`, -1}, // a syntax error, left to the decoder
+	}
+	for _, c := range cases {
+		at, detail := Rewritten([]byte(c.doc))
+		if at != c.at || (at >= 0) != (detail != "") {
+			t.Errorf("Rewritten(%q) = %d %q, want %d", c.doc, at, detail, c.at)
+		}
+	}
+}
+
 func TestMembers(t *testing.T) {
 	ms, fe := Members([]byte(` {"a": 1 , "b":{"c":[2]}} `), "")
 	if fe != nil || len(ms) != 2 || ms[0].Key != "a" || string(ms[0].Raw) != "1" || string(ms[1].Raw) != `{"c":[2]}` {
 		t.Fatalf("Members = %+v, %+v", ms, fe)
 	}
-	for doc, ptr := range map[string]string{`{"a":1,"a":2}`: "/f/a", `[1]`: "/f", `{"a":1}{}`: "/f", "{\"a\":\"\xff\"}": "/f"} {
+	for doc, ptr := range map[string]string{`{"a":1,"a":2}`: "/f/a", `[1]`: "/f", `{"a":1}{}`: "/f", "{\"a\":\"\xff\"}": "/f", `{"a":"\udc00"}`: "/f"} {
 		if _, fe := Members([]byte(doc), "/f"); fe == nil || fe.Pointer != ptr {
 			t.Errorf("Members(%s) = %+v, want error at %q", doc, fe, ptr)
 		}

@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"ordersaga/shared/apperr"
+	"ordersaga/shared/jsonstrict"
 )
 
 // HTTPRequest is the JSON event of an HTTP invocation: API Gateway
@@ -77,8 +78,16 @@ const httpWhat = "http event"
 
 // DecodeHTTPRequest decodes an HTTP invocation event and checks that
 // httpMethod is a valid method token. JSON numbers inside the authorizer
-// context are kept as json.Number. Errors are apperr.Invalid.
+// context are kept as json.Number. An event holding text the JSON decoder
+// would rewrite to U+FFFD (bytes that are not UTF-8, say in a header, or
+// the escape of a lone surrogate, say in a JSON body) is refused before any
+// decoding: two different requests must not become one (jsonstrict.Rewritten).
+// Errors are apperr.Invalid.
 func DecodeHTTPRequest(raw []byte) (HTTPRequest, error) {
+	if _, detail := jsonstrict.Rewritten(raw); detail != "" {
+		return HTTPRequest{}, apperr.New(apperr.Invalid,
+			"%s: the request %s of the event; text is refused, never rewritten", httpWhat, detail)
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	var ev HTTPRequest

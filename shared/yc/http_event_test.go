@@ -56,12 +56,34 @@ func TestDecodeHTTPRequestMalformed(t *testing.T) {
 		{"body object", `{"httpMethod":"POST","body":{"a":1}}`, "/body"},
 		{"authorizer string", `{"httpMethod":"GET","requestContext":{"authorizer":"x"}}`, "/requestContext/authorizer"},
 		{"identity array", `{"httpMethod":"GET","requestContext":{"identity":[]}}`, "/requestContext/identity"},
+		// Text the decoder would rewrite to U+FFFD is refused, wherever it is.
+		{"header not utf-8", "{\"httpMethod\":\"POST\",\"headers\":{\"Idempotency-Key\":\"k\xff\"}}", ""},
+		{"header lone surrogate", `{"httpMethod":"POST","headers":{"Idempotency-Key":"k\ud800"}}`, ""},
+		{"body not utf-8", "{\"httpMethod\":\"POST\",\"body\":\"{\xfe}\"}", ""},
+		{"body lone surrogate", `{"httpMethod":"POST","body":"\udc00"}`, ""},
+		{"query not utf-8", "{\"httpMethod\":\"GET\",\"queryStringParameters\":{\"a\":\"\xc3\"}}", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := DecodeHTTPRequest([]byte(tt.raw))
 			wantInvalid(t, err, tt.pointer)
 		})
+	}
+}
+
+// TestDecodeHTTPRequestKeepsValidText: a surrogate pair, an escaped
+// backslash before "u", and U+FFFD itself are text, read as sent.
+func TestDecodeHTTPRequestKeepsValidText(t *testing.T) {
+	raw := `{"httpMethod":"POST","headers":{"Idempotency-Key":"k\ud83d\ude00\uFFFD"},"body":"{\"a\":\"\\ud800\"}"}`
+	ev, err := DecodeHTTPRequest([]byte(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := ev.Headers["Idempotency-Key"], "k\U0001F600\uFFFD"; got != want {
+		t.Errorf("key %q, want %q", got, want)
+	}
+	if got, want := ev.Body, `{"a":"\ud800"}`; got != want {
+		t.Errorf("body %q, want %q (the body's own escape is the body parser's to judge)", got, want)
 	}
 }
 
