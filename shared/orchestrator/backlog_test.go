@@ -161,4 +161,14 @@ func TestRecoveryCountsConsumedRedrives(t *testing.T) {
 	if s := e.saga(sagaID); s.State != saga.StateFailed {
 		t.Errorf("saga %s, want failed", s.State)
 	}
+	// The step ran before each crash: the unit is reserved and the money
+	// taken, and the dead letter says so.
+	dls := e.deadLetters()
+	if len(dls) != 1 {
+		t.Fatalf("%d dead letters, want 1", len(dls))
+	}
+	held, ok := dlq.HeldOf(dls[0])
+	if !ok || len(held.Units) != 1 || held.Units[0].Quantity != 1 || held.Charge == nil || held.Charge.AmountMinor != 100 {
+		t.Errorf("held %+v (charge %+v), want 1 unit of sku-1 and a charge of 100", held, held.Charge)
+	}
 }

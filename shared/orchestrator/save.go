@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"ordersaga/shared/apperr"
-	"ordersaga/shared/dlq"
 	"ordersaga/shared/order"
 	"ordersaga/shared/outbox"
 	"ordersaga/shared/saga"
@@ -248,23 +247,4 @@ func failOrder(ctx context.Context, tx store.Tx, inst saga.Instance, reason stri
 		return nil, err
 	}
 	return &orderChange{order: o, eventType: outbox.TypeOrderFailed}, nil
-}
-
-// deadLetter records a failed saga for operators (kind is its error_type).
-// A saga dead-lettered before (and redriven) reopens its entry with one
-// more failure in the history instead of getting a second one.
-func deadLetter(ctx context.Context, tx store.Tx, inst saga.Instance, kind string, meta map[string]string, id string, loopLimit int, now time.Time) error {
-	text := inst.LastError
-	payload := saga.CommandFor(inst, saga.ReasonCompensate)
-	payload.State = saga.StateCompensating // what a redrive resumes
-	// dlq.Record reopens the saga's existing entry if it was redriven before
-	// (and flags it once redriven LoopLimit times), so the loop guard works.
-	_, err := dlq.Record(ctx, tx, dlq.DeadLetter{
-		ID: id, Source: dlq.SourceSaga, SourceRef: inst.ID, Queue: outbox.DestSagaCommands,
-		Payload: payload.Encode(), Attrs: meta, ErrorType: kind, Error: text, RetryCount: inst.Attempts,
-		FirstFailedAt: now, LastFailedAt: now, Status: dlq.StatusOpen,
-		IdempotencyKey: meta[outbox.AttrIdempotencyKey], OrderID: inst.Data.OrderID, SagaID: inst.ID,
-		CreatedAt: now, UpdatedAt: now, Version: 1,
-	}, loopLimit)
-	return err
 }
