@@ -287,6 +287,10 @@ func TestFailedSagaShowsItsDeadLetterInTheChain(t *testing.T) {
 	if js := mustJSON(show); !strings.Contains(js, o["id"].(string)) || !strings.Contains(js, "fail-1") {
 		t.Errorf("show lacks the chain: %s", js)
 	}
+	// The release gave up: the unit is still reserved, and show says so.
+	if js := mustJSON(show); !strings.Contains(js, `"held":{"units":[{"quantity":1,"sku":"sku-1"}]}`) {
+		t.Errorf("show lacks the held unit: %s", js)
+	}
 	// The recovery timer refreshes the dead-letter gauges.
 	if _, err := Registry["sagarecovery"](context.Background(), s.app, yc.EncodeTimer("t", "", time.Now())); err != nil {
 		t.Fatal(err)

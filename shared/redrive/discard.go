@@ -24,6 +24,11 @@ const (
 type ChangeItem struct {
 	ID      string `json:"id"`
 	Outcome string `json:"outcome"`
+	// Held is what the saga of a discarded saga entry holds (its reserved
+	// units, a charge not refunded) and HeldEffect says it stays held
+	// (HeldKept); absent when it holds nothing.
+	Held       *dlq.Held `json:"held,omitempty"`
+	HeldEffect string    `json:"held_effect,omitempty"`
 }
 
 // ChangeReport is the outcome of a discard, delete or purge.
@@ -80,9 +85,21 @@ func (s *Service) discard(ctx context.Context, actor, action string, ids []strin
 		if err != nil {
 			return err
 		}
-		for _, d := range entries {
+		// What the entries' sagas hold is read before anything is written.
+		held := make([]*dlq.Held, len(entries))
+		for i, d := range entries {
+			if held[i], err = heldOf(ctx, tx, d); err != nil {
+				return err
+			}
+		}
+		for i, d := range entries {
+			item := ChangeItem{ID: d.ID, Outcome: outcome, Held: held[i]}
+			if item.Held != nil {
+				item.HeldEffect = HeldKept
+			}
 			if d.Status == dlq.StatusDiscarded {
-				rep.Items = append(rep.Items, ChangeItem{ID: d.ID, Outcome: OutcomeAlreadyDiscarded})
+				item.Outcome = OutcomeAlreadyDiscarded
+				rep.Items = append(rep.Items, item)
 				continue
 			}
 			prev := d.Version
@@ -94,7 +111,7 @@ func (s *Service) discard(ctx context.Context, actor, action string, ids []strin
 				return err
 			}
 			rep.Changed++
-			rep.Items = append(rep.Items, ChangeItem{ID: d.ID, Outcome: outcome})
+			rep.Items = append(rep.Items, item)
 		}
 		return nil
 	})

@@ -99,6 +99,11 @@ func related(ctx context.Context, tx store.Tx, d dlq.DeadLetter, steps saga.Tabl
 			return err
 		}
 	}
+	held, err := heldOf(ctx, tx, d)
+	if err != nil {
+		return err
+	}
+	out.Held = held
 	if d.Source == dlq.SourceOutbox {
 		e, err := tx.GetOutbox(ctx, d.SourceRef)
 		switch {

@@ -52,7 +52,13 @@ type Item struct {
 	Reason  string `json:"reason,omitempty"`
 	// ErrorKind classifies a failure (apperr kind name).
 	ErrorKind string `json:"error_kind,omitempty"`
-	err       error
+	// Held is what the saga of a saga entry held when it was redriven (its
+	// reserved units, a charge not refunded), and HeldEffect what the
+	// redrive does to it (HeldReleased, HeldWouldRelease, HeldKept);
+	// absent when it held nothing.
+	Held       *dlq.Held `json:"held,omitempty"`
+	HeldEffect string    `json:"held_effect,omitempty"`
+	err        error
 }
 
 // Err returns the error of a failed or skipped item (nil otherwise).

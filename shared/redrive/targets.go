@@ -40,6 +40,10 @@ func (s *Service) redriveOne(ctx context.Context, actor string, d dlq.DeadLetter
 		it.Action = "resume saga " + d.SourceRef + " compensating from its failed step"
 		eventID := s.cfg.NewID()
 		err = s.inTx(ctx, dry, func(ctx context.Context, tx store.Tx, now time.Time) error {
+			var err error
+			if it.Held, err = heldOf(ctx, tx, d); err != nil {
+				return err
+			}
 			return s.resumeSaga(ctx, tx, actor, d, forced, dry, eventID, now)
 		})
 	default:
@@ -58,6 +62,16 @@ func (s *Service) redriveOne(ctx context.Context, actor string, d dlq.DeadLetter
 		it.Outcome, it.Reason, it.err = OutcomeFailed, apperr.Message(err), err
 		if apperr.KindOf(err) == apperr.Internal {
 			s.cfg.Log.Error("dead-letter redrive failed", "dead_letter_id", d.ID, "error", err)
+		}
+	}
+	if it.Held != nil {
+		switch it.Outcome {
+		case OutcomeRedriven:
+			it.HeldEffect = HeldReleased
+		case OutcomeWouldRedrive:
+			it.HeldEffect = HeldWouldRelease
+		default:
+			it.HeldEffect = HeldKept
 		}
 	}
 	return it

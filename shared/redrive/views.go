@@ -1,11 +1,13 @@
 package redrive
 
 import (
+	"context"
 	"encoding/json"
 	"time"
 
 	"ordersaga/shared/dlq"
 	"ordersaga/shared/saga"
+	"ordersaga/shared/store"
 )
 
 // Correlation is the chain that ties a dead letter to the request that
@@ -78,6 +80,10 @@ type Detail struct {
 	SagaLog []saga.LogEntry `json:"saga_log,omitempty"`
 	// Outbox is the current state of the outbox row of an outbox entry.
 	Outbox *OutboxView `json:"outbox,omitempty"`
+	// Held is what the saga of a saga entry holds now (dlq.HeldBy): its
+	// reserved units and a charge not refunded; absent when nothing. The
+	// attribute "held" is what it held when it was dead-lettered.
+	Held *dlq.Held `json:"held,omitempty"`
 	// Audit lists the recent operator actions that touched this entry, newest first.
 	Audit []Audit `json:"audit"`
 }
@@ -102,6 +108,36 @@ type OutboxView struct {
 	Attempts    int       `json:"attempts"`
 	LastError   string    `json:"last_error,omitempty"`
 	CreatedAt   time.Time `json:"created_at"`
+}
+
+// What a redrive or discard does to what a saga entry's saga holds (its
+// reserved units, a charge not refunded): the held_effect of a report item.
+const (
+	// HeldReleased: the redrive resumed the saga's compensations, which
+	// release the units and refund the charge as they succeed (a
+	// compensation that gives up again dead-letters the saga again, with
+	// what it still holds).
+	HeldReleased = "released by the resumed compensations"
+	// HeldWouldRelease: a dry run's HeldReleased.
+	HeldWouldRelease = "would be released by the resumed compensations"
+	// HeldKept: nothing releases them — the entry was discarded (the saga
+	// stays failed), or the redrive did not happen. Units stay reserved and
+	// the charge stays taken until an operator redrives the entry or
+	// settles them by hand (docs/dead-letters.md).
+	HeldKept = "kept: nothing releases the units or refunds the charge"
+)
+
+// heldOf reads what the saga of entry d holds now; nil for entries of
+// other sources and sagas that hold nothing.
+func heldOf(ctx context.Context, tx store.Tx, d dlq.DeadLetter) (*dlq.Held, error) {
+	if d.Source != dlq.SourceSaga {
+		return nil, nil
+	}
+	h, err := dlq.HeldBy(ctx, tx, d.SourceRef)
+	if err != nil || h.Empty() {
+		return nil, err
+	}
+	return &h, nil
 }
 
 // Audit is the JSON view of an audit record.
