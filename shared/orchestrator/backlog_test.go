@@ -9,6 +9,7 @@ import (
 	"ordersaga/shared/orchestrator"
 	"ordersaga/shared/order"
 	"ordersaga/shared/saga"
+	"ordersaga/shared/store"
 )
 
 // tick makes every reading of the test clock by the advancer and recovery
@@ -53,6 +54,7 @@ func TestRecoveryWaitsOutABacklog(t *testing.T) {
 		}
 	}
 	// Without the backoff it would be one re-drive per saga and minute.
+	t.Logf("%d re-drives per saga in a backlog of %s", redriven/len(sagas), backlog)
 	if perSaga := redriven / len(sagas); perSaga < 2 || perSaga > 20 {
 		t.Errorf("%d re-drives per saga in %s, want a few (re-drives of unconsumed commands back off)", perSaga, backlog)
 	}
@@ -98,6 +100,7 @@ func TestRecoveryGivesUpOnLostCommandsAfterMaxWait(t *testing.T) {
 	if gaveUpAt.IsZero() {
 		t.Fatalf("recovery never gave up on a saga whose commands are all lost (%d re-drives)", redriven)
 	}
+	t.Logf("gave up %s after the first command was due, after %d re-drives", gaveUpAt.Sub(due).Round(time.Second), redriven)
 	if waited := gaveUpAt.Sub(due); waited < maxWait || waited > maxWait+20*time.Minute {
 		t.Errorf("gave up %s after the command was due, want MaxWait (%s) plus at most one re-drive interval", waited, maxWait)
 	}
@@ -170,5 +173,53 @@ func TestRecoveryCountsConsumedRedrives(t *testing.T) {
 	held, ok := dlq.HeldOf(dls[0])
 	if !ok || len(held.Units) != 1 || held.Units[0].Quantity != 1 || held.Charge == nil || held.Charge.AmountMinor != 100 {
 		t.Errorf("held %+v (charge %+v), want 1 unit of sku-1 and a charge of 100", held, held.Charge)
+	}
+}
+
+// TestRecoveryCountsPoisonCommands: every command of the saga is received
+// and kills its consumer before it takes the saga's lease, so the queue
+// moves it to the dead-letter queue, and the ingest records a queue dead
+// letter of the saga. Those commands were consumed: recovery counts the
+// re-drives and gives the saga up after MaxRedrives of them, long before
+// MaxWait.
+func TestRecoveryCountsPoisonCommands(t *testing.T) {
+	e := newEnv(t, envOpts{stock: map[string]int64{"sku-1": 10}})
+	e.recWith(func(c *orchestrator.RecoveryConfig) { c.MaxRedrives = 2 })
+	e.tick()
+	orderID, sagaID := e.place(item("sku-1", 1, 100))
+	start := e.clock.Now()
+	poison := func() { // each queued command dies in the queue and is ingested
+		for _, d := range e.queue {
+			e.clock.Advance(10 * time.Second)
+			now := e.clock.Now()
+			err := e.store.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
+				_, err := dlq.Record(ctx, tx, dlq.DeadLetter{ID: "dl-" + d.msg.EventID, Source: dlq.SourceQueue, SourceRef: d.msg.EventID,
+					Queue: "saga-commands", Payload: d.msg.Body, ErrorType: "max_receives_exceeded", Error: "poison",
+					FirstFailedAt: now, LastFailedAt: now, Status: dlq.StatusOpen, SagaID: sagaID, OrderID: orderID,
+					CreatedAt: now, UpdatedAt: now, Version: 1}, 0)
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		e.queue = nil
+	}
+	redriven, gaveUp := 0, 0
+	for pass := 0; pass < 60 && gaveUp == 0; pass++ {
+		poison()
+		e.clock.Advance(time.Minute)
+		rep := e.runRecovery()
+		redriven += rep.Redriven
+		gaveUp += rep.GaveUp
+	}
+	if gaveUp != 1 || redriven > 4 {
+		t.Fatalf("re-driven %d times and gave up %d times, want at most 4 and 1", redriven, gaveUp)
+	}
+	if took := e.clock.Now().Sub(start); took > 15*time.Minute {
+		t.Errorf("gave up after %s, want minutes", took)
+	}
+	if o := e.order(orderID); o.Status != order.StatusFailed {
+		t.Errorf("order %s, want FAILED", o.Status)
 	}
 }

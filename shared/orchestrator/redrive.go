@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"ordersaga/shared/apperr"
+	"ordersaga/shared/dlq"
 	"ordersaga/shared/outbox"
 	"ordersaga/shared/saga"
 	"ordersaga/shared/store"
@@ -75,13 +76,22 @@ func (r *Recovery) stuck(s saga.Instance, now time.Time) bool {
 // whose re-drives are not consumed: StuckAfter × 2^4 (8 min by default).
 const maxUnconsumedShift = 4
 
-// consumed reports whether the command of s's last re-drive was consumed:
-// an advancer wrote the saga since (took its lease, released it) — a lease
-// still set is such a write. The first re-drive after a transition has no
-// re-drive before it: whether the transition's own command was consumed is
-// unknown, so it is not counted.
-func consumed(s saga.Instance) bool {
-	return s.LeaseOwner != "" || (s.Data.RedriveVersion != 0 && s.Version != s.Data.RedriveVersion)
+// consumed reports whether the command of s's last re-drive (or, before
+// any, of its last transition) was consumed: an advancer wrote the saga
+// since (took its lease, released it) — a lease still set is such a write —
+// or the queue gave up on a command of the saga since: an open queue dead
+// letter of it failed after the saga was last written (the command was
+// received max_receive_count times and never acknowledged, a poison
+// message). The first re-drive after a transition is not counted on the
+// saga row alone: whether the transition's own command was consumed is
+// unknown.
+func consumed(ctx context.Context, tx store.Tx, s saga.Instance) (bool, error) {
+	if s.LeaseOwner != "" || (s.Data.RedriveVersion != 0 && s.Version != s.Data.RedriveVersion) {
+		return true, nil
+	}
+	dead, _, err := tx.ListDeadLetters(ctx, dlq.Filter{Source: dlq.SourceQueue, Status: dlq.StatusOpen, SagaID: s.ID, From: s.UpdatedAt},
+		dlq.Page{Limit: 1})
+	return len(dead) > 0, err
 }
 
 // redriveOne re-checks one saga in a transaction and, if it is still stuck,
@@ -107,7 +117,11 @@ func (r *Recovery) redriveOne(ctx context.Context, id string) (dispatch []outbox
 		}
 		orderID = s.Data.OrderID
 		var events []outbox.Event
-		if why = r.giveUpReason(&s, now); why != "" {
+		used, err := consumed(ctx, tx, s)
+		if err != nil {
+			return err
+		}
+		if why = r.giveUpReason(&s, used, now); why != "" {
 			if events, err = r.giveUp(ctx, tx, s, why, ids, now); err != nil {
 				return err
 			}
@@ -150,13 +164,14 @@ func (r *Recovery) redriveOne(ctx context.Context, id string) (dispatch []outbox
 	return dispatch, ok, gaveUp, nil
 }
 
-// giveUpReason updates s's re-drive counts for one more re-drive at now and
-// returns why recovery gives s up instead ("" to re-drive it): MaxRedrives
-// consumed re-drives without a transition, or no command consumed for
-// MaxWait since the first unconsumed one became due.
-func (r *Recovery) giveUpReason(s *saga.Instance, now time.Time) string {
+// giveUpReason updates s's re-drive counts for one more re-drive at now
+// (used: the previous command was consumed) and returns why recovery gives
+// s up instead ("" to re-drive it): MaxRedrives consumed re-drives without
+// a transition, or no command consumed for MaxWait since the first
+// unconsumed one became due.
+func (r *Recovery) giveUpReason(s *saga.Instance, used bool, now time.Time) string {
 	d := &s.Data
-	if consumed(*s) {
+	if used {
 		d.UnconsumedRedrives, d.WaitingSinceUnixMilli = 0, 0
 		if d.Redrives >= r.c.MaxRedrives {
 			return fmt.Sprintf("the saga did not advance after %d re-drives whose commands were consumed", d.Redrives)
