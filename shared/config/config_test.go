@@ -46,6 +46,8 @@ func TestInvalidConfigurationNamesTheVariable(t *testing.T) {
 		"RELAY_BATCH_SIZE must be": {"RELAY_BATCH_SIZE": "0"},
 		"SAGA_LEASE":               {"SAGA_LEASE": "forever"},
 		"RECOVERY_MAX_REDRIVES":    {"RECOVERY_MAX_REDRIVES": "0"},
+		"RECOVERY_MAX_WAIT":        {"RECOVERY_MAX_WAIT": "0s"},
+		"RECOVERY_MAX_WAIT form":   {"RECOVERY_MAX_WAIT": "4 days"},
 		"PAYMENT_FAILURE_RATE":     {"PAYMENT_FAILURE_RATE": "2"},
 		"ORDERSAGA_AUTH":           {"ORDERSAGA_AUTH": "none"},
 		"MONITORING_FOLDER_ID":     {"ORDERSAGA_METRICS": "monitoring"},

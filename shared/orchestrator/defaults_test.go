@@ -49,6 +49,7 @@ func TestDefaultsAreConfigDefaults(t *testing.T) {
 	}{
 		{"RECOVERY_STUCK_AFTER", r.StuckAfter, def.Recovery.StuckAfter},
 		{"RECOVERY_MAX_REDRIVES", r.MaxRedrives, def.Recovery.MaxRedrives},
+		{"RECOVERY_MAX_WAIT", r.MaxWait, def.Recovery.MaxWait},
 		{"RECOVERY_BATCH_SIZE", r.BatchSize, def.Recovery.BatchSize},
 		{"reconcile batch", r.ReconcileBatch, def.Recovery.BatchSize},
 		{"OUTBOX_SHARDS", r.Shards, def.Relay.Shards},
