@@ -133,7 +133,7 @@ func (s *stack) close() {
 func (s *stack) api(w http.ResponseWriter, r *http.Request) {
 	ev, err := yc.NewHTTPRequestEvent(r, 3_500_000)
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusRequestEntityTooLarge)
+		yc.WriteRequestEventError(w, err)
 		return
 	}
 	raw, _ := json.Marshal(ev)

@@ -2,6 +2,7 @@ package yc
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"io"
 	"mime"
@@ -18,9 +19,16 @@ import (
 // platform, the body is base64-encoded unless the media type is
 // application/json (parameters such as charset ignored) and it is valid UTF-8. Resource, PathParameters,
 // OperationID, RequestID and Authorizer are left for the caller to fill.
-// Errors: apperr.TooLarge when the body exceeds maxBody, apperr.Transient
-// when reading the body fails.
+// A path, query or header value that is not valid UTF-8 is refused before
+// anything is converted: encoding the event as JSON would turn its bytes
+// into U+FFFD, so two different requests ("k\xff", "k\xfe") would become
+// one. Errors: apperr.Invalid for such text, apperr.TooLarge when the body
+// exceeds maxBody, apperr.Transient when reading the body fails
+// (WriteRequestEventError answers each as the platform would).
 func NewHTTPRequestEvent(r *http.Request, maxBody int64) (HTTPRequest, error) {
+	if err := checkRequestText(r); err != nil {
+		return HTTPRequest{}, err
+	}
 	var body []byte
 	if r.Body != nil {
 		b, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
@@ -55,6 +63,52 @@ func NewHTTPRequestEvent(r *http.Request, maxBody int64) (HTTPRequest, error) {
 		ev.IsBase64Encoded = true
 	}
 	return ev, nil
+}
+
+// checkRequestText reports the first path, query or header text of r that
+// is not valid UTF-8 (naming where, never echoing it).
+func checkRequestText(r *http.Request) error {
+	refuse := func(where string) error {
+		return apperr.New(apperr.Invalid, "the request's %s is not valid UTF-8; text is refused, never rewritten", where)
+	}
+	if !utf8.ValidString(r.URL.Path) {
+		return refuse("path")
+	}
+	for k, vs := range r.URL.Query() {
+		if !utf8.ValidString(k) {
+			return refuse("query")
+		}
+		for _, v := range vs {
+			if !utf8.ValidString(v) {
+				return refuse("query parameter " + k)
+			}
+		}
+	}
+	for k, vs := range r.Header {
+		for _, v := range vs {
+			if !utf8.ValidString(v) {
+				return refuse(k + " header")
+			}
+		}
+	}
+	return nil
+}
+
+// WriteRequestEventError answers a request NewHTTPRequestEvent refused:
+// 400 problem+json for text that is not UTF-8 (as orderapi answers such an
+// event), 413 for a body over the limit, 500 otherwise.
+func WriteRequestEventError(w http.ResponseWriter, err error) {
+	status, title := http.StatusInternalServerError, "Internal Server Error"
+	switch {
+	case apperr.Is(err, apperr.Invalid):
+		status, title = http.StatusBadRequest, "Bad Request"
+	case apperr.Is(err, apperr.TooLarge):
+		status, title = http.StatusRequestEntityTooLarge, "Content Too Large"
+	}
+	body, _ := json.Marshal(map[string]any{"type": "about:blank", "title": title, "status": status, "detail": apperr.Message(err)})
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
 }
 
 // splitMulti returns the last-value and all-values forms of m (nil when empty).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
 	"net/http/httptest"
 	"reflect"
 	"strings"
@@ -68,6 +69,43 @@ func TestNewHTTPRequestEventTooLarge(t *testing.T) {
 	}
 	if _, err := NewHTTPRequestEvent(in, 5); err != nil {
 		t.Fatalf("body at the limit: %v", err)
+	}
+}
+
+// TestNewHTTPRequestEventRefusesTextThatIsNotUTF8: a header, query value or
+// path holding bytes that are not UTF-8 is refused (Invalid) before the
+// event exists, and answered 400 problem+json by WriteRequestEventError; a
+// body is not text here (it is base64-encoded when not UTF-8).
+func TestNewHTTPRequestEventRefusesTextThatIsNotUTF8(t *testing.T) {
+	cases := map[string]func() (*http.Request, string){
+		"header": func() (*http.Request, string) {
+			r := httptest.NewRequest("POST", "/orders", nil)
+			r.Header.Set("Idempotency-Key", "k\xff")
+			return r, "Idempotency-Key header"
+		},
+		"query": func() (*http.Request, string) {
+			return httptest.NewRequest("GET", "/orders?a=%FE", nil), "query parameter a"
+		},
+		"path": func() (*http.Request, string) { return httptest.NewRequest("GET", "/orders/%FF", nil), "path" },
+	}
+	for name, mk := range cases {
+		t.Run(name, func(t *testing.T) {
+			r, where := mk()
+			_, err := NewHTTPRequestEvent(r, 100)
+			if !apperr.Is(err, apperr.Invalid) || !strings.Contains(err.Error(), where) {
+				t.Fatalf("err = %v, want invalid naming %q", err, where)
+			}
+			w := httptest.NewRecorder()
+			WriteRequestEventError(w, err)
+			if w.Code != 400 || w.Header().Get("Content-Type") != "application/problem+json" {
+				t.Errorf("answer %d %s %s", w.Code, w.Header().Get("Content-Type"), w.Body)
+			}
+		})
+	}
+	ok := httptest.NewRequest("POST", "/orders", strings.NewReader("\xff"))
+	ok.Header.Set("Idempotency-Key", "k\uFFFD")
+	if ev, err := NewHTTPRequestEvent(ok, 100); err != nil || !ev.IsBase64Encoded {
+		t.Errorf("valid text with a binary body: %+v %v", ev, err)
 	}
 }
 

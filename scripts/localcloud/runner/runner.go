@@ -45,7 +45,7 @@ func (rt *runner) routes() http.Handler {
 func (rt *runner) api(w http.ResponseWriter, r *http.Request) {
 	ev, err := yc.NewHTTPRequestEvent(r, maxInvokeBytes)
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusRequestEntityTooLarge)
+		yc.WriteRequestEventError(w, err)
 		return
 	}
 	raw, err := json.Marshal(ev)
