@@ -14,7 +14,8 @@ import (
 // TestRunnerRefusesKeysThatAreNotUTF8: through the local runner's API path
 // (request → payload-1.0 event → orderapi), Idempotency-Keys "k\xff" and
 // "k\xfe" are refused with 400 problem+json before the event is encoded
-// (which would turn both into "k\uFFFD", one key), and no key is claimed.
+// (which would turn both into "k\uFFFD", one key), and so is a body with a
+// lone surrogate escape; no key is claimed.
 func TestRunnerRefusesKeysThatAreNotUTF8(t *testing.T) {
 	f, err := newFaults(config.Default(), &triggers.File{}, func(string) string { return "" })
 	if err != nil {
@@ -22,8 +23,12 @@ func TestRunnerRefusesKeysThatAreNotUTF8(t *testing.T) {
 	}
 	a, _ := newFaultApp(t, f)
 	rt := &runner{app: a}
-	post := func(key string) *httptest.ResponseRecorder {
-		body := `{"customer_id":"c-1","currency":"RUB","items":[{"sku":"sku-1","quantity":1,"unit_price_minor":100}]}`
+	post := func(key string, customer ...string) *httptest.ResponseRecorder {
+		c := "c-1"
+		if len(customer) > 0 {
+			c = customer[0]
+		}
+		body := `{"customer_id":"` + c + `","currency":"RUB","items":[{"sku":"sku-1","quantity":1,"unit_price_minor":100}]}`
 		req := httptest.NewRequest(http.MethodPost, "/orders", strings.NewReader(body))
 		req.Header.Set("Authorization", "Bearer dev-user")
 		req.Header.Set("Idempotency-Key", key)
@@ -32,12 +37,11 @@ func TestRunnerRefusesKeysThatAreNotUTF8(t *testing.T) {
 		rt.api(rec, req)
 		return rec
 	}
-	for _, key := range []string{"k\xff", "k\xfe"} {
-		rec := post(key)
+	for _, rec := range []*httptest.ResponseRecorder{post("k\xff"), post("k\xfe"), post("k-body", `c\ud800`)} {
 		var p map[string]any
 		if rec.Code != http.StatusBadRequest || rec.Header().Get("Content-Type") != "application/problem+json" ||
 			json.Unmarshal(rec.Body.Bytes(), &p) != nil || p["status"] != float64(400) {
-			t.Errorf("key %q: %d %s %s, want 400 problem+json", key, rec.Code, rec.Header().Get("Content-Type"), rec.Body)
+			t.Errorf("%d %s %s, want 400 problem+json", rec.Code, rec.Header().Get("Content-Type"), rec.Body)
 		}
 	}
 	// Nothing was written: "k\uFFFD", the key both would have become, is fresh.
