@@ -102,6 +102,7 @@ func consumed(ctx context.Context, tx store.Tx, s saga.Instance) (bool, error) {
 func (r *Recovery) redriveOne(ctx context.Context, id string) (dispatch []outbox.Event, ok, gaveUp bool, err error) {
 	ids := ids{advance: r.c.NewID(), orderEvent: r.c.NewID(), deadLetter: r.c.NewID()}
 	var orderID, why string
+	var counts saga.Data
 	err = r.c.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		ok, gaveUp, dispatch, why = false, false, nil, ""
 		now := r.now()
@@ -131,10 +132,11 @@ func (r *Recovery) redriveOne(ctx context.Context, id string) (dispatch []outbox
 			s.NextAttemptAt, s.UpdatedAt, s.Version = now, now, prev+1
 			if n := s.Data.UnconsumedRedrives; n > 0 {
 				// The next re-drive comes StuckAfter × 2^n from now.
-				s.NextAttemptAt = now.Add(r.c.StuckAfter*time.Duration(1)<<min(n, maxUnconsumedShift) - r.c.StuckAfter)
+				s.NextAttemptAt = now.Add(r.c.StuckAfter<<min(n, maxUnconsumedShift) - r.c.StuckAfter)
 			}
 			s.LeaseOwner, s.LeaseUntil = "", time.Time{} // a lapsed lease is abandoned
 			s.Data.RedriveVersion = s.Version
+			counts = s.Data
 			if err := tx.UpdateSaga(ctx, s, prev); err != nil {
 				return err
 			}
@@ -156,10 +158,11 @@ func (r *Recovery) redriveOne(ctx context.Context, id string) (dispatch []outbox
 	}
 	switch {
 	case gaveUp:
-		r.c.Log.Error("stuck saga failed: "+why+"; dead letter written",
-			"saga_id", id, "order_id", orderID, "error_type", ErrorTypeStuck)
+		r.c.Log.Error("stuck saga failed; dead letter written",
+			"saga_id", id, "order_id", orderID, "error_type", ErrorTypeStuck, "reason", why)
 	case ok:
-		r.c.Log.Warn("stuck saga re-driven", "saga_id", id, "order_id", orderID)
+		r.c.Log.Warn("stuck saga re-driven", "saga_id", id, "order_id", orderID,
+			"redrives", counts.Redrives, "unconsumed_redrives", counts.UnconsumedRedrives)
 	}
 	return dispatch, ok, gaveUp, nil
 }
