@@ -5,7 +5,7 @@ import (
 	"io"
 	"math"
 	"sort"
-		"time"
+	"time"
 
 	"ordersaga/shared/orchestrator"
 	"ordersaga/shared/saga"

@@ -48,7 +48,7 @@ type retryLayers struct {
 	RelayMaxAttempts int
 	// SDKs: closure runs of one YDB transaction; attempts of one Message
 	// Queue call (aws-sdk-go-v2 standard retryer).
-	YDBTxAttempts int
+	YDBTxAttempts  int
 	MQCallAttempts int
 	// Queue trigger and queue: receives before the dead-letter queue, batch,
 	// cutoff, sagas of a batch at once, the advancer's execution timeout.
