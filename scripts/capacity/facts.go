@@ -62,17 +62,22 @@ func (o ruOp) RU() int { return o.Reads*RUPerRead + o.Writes*RUPerWrite }
 // idempotency_keys idx_bucket_status_locked (1), outbox
 // idx_status_shard_next and idx_aggregate (2); orders, inbox, saga_log,
 // stock, reservations and payments have none.
+//
+// Every outbox INSERT first reads MAX(aggregate_seq) of its aggregate
+// through idx_aggregate, which does not cover aggregate_seq: one index row
+// and one table row per row the aggregate already has (an empty read
+// counts 1). A saga has 4 command rows, an order 2 event rows.
 var ruPerOperation = []ruOp{
 	{"new order", 13, 22,
-		"key read 1; INSERT key (1r, row+1 index), order (1r+1w), saga (1r, row+2 index), 2 outbox rows (1r+1 seq read, row+2 index each), guard 1r; publish: guard 2r, UPDATE 2 outbox rows (2r, row + 2 changed index entries ×2 each)"},
-	{"step create_order", 7, 10,
-		"saga 1r, token 1r; UPSERT saga (1r, row + 2 changed index entries ×2), inbox (1r+1w), saga_log (1r+1w), next command (1r, row+2 index), guard 1r"},
-	{"step reserve_inventory", 11, 17,
-		"reservation 1r, stock 1r; stock 1w, reservation (1r+1w), guard 1r, saga (1r+5w), inbox (1r+1w), saga_log (1r+1w), command (1r+3w), 2 guard reads, mark previous command (1r+5w)"},
-	{"step process_payment", 10, 16,
-		"payment 1r; INSERT payment (1r+1w); guard 1r, saga (1r+5w), inbox (1r+1w), saga_log (1r+1w), command (1r+3w), 2 guard reads, mark previous command (1r+5w)"},
-	{"step confirm_order + publish", 15, 23,
-		"stock 1r, earliest pending 2r; stock 1w, reservation 1w, order 1w (3 guard reads), saga (1r+5w), inbox (1r+1w), saga_log (1r+1w), order.confirmed (1r+3w), 2 guard reads, mark command (1r+5w); publish: guard 1r, UPDATE (1r+5w)"},
+		"key read 1; INSERT key (1r, row+1 index), order (1r+1w), saga (1r, row+2 index), saga.advance and order.created (each 1r key + 1r empty seq read, row+2 index), guard 1r; publish: guard 2r, UPDATE 2 outbox rows (2r, row + 2 changed index entries ×2 each)"},
+	{"step create_order", 9, 10,
+		"saga 1r, token 1r; UPSERT saga (1r, row + 2 changed index entries ×2), inbox (1r+1w), saga_log (1r+1w), next command (1r, seq 1 index + 1 table row, row+2 index), guard 1r"},
+	{"step reserve_inventory", 15, 17,
+		"reservation 1r, stock 1r; stock 1w, reservation (1r+1w), guard 1r, saga (1r+5w), inbox (1r+1w), saga_log (1r+1w), command (1r, seq 2+2r, 3w), 2 guard reads, mark previous command (1r+5w)"},
+	{"step process_payment", 16, 16,
+		"payment 1r; INSERT payment (1r+1w); guard 1r, saga (1r+5w), inbox (1r+1w), saga_log (1r+1w), command (1r, seq 3+3r, 3w), 2 guard reads, mark previous command (1r+5w)"},
+	{"step confirm_order + publish", 17, 23,
+		"stock 1r, earliest pending 2r; stock 1w, reservation 1w, order 1w (3 guard reads), saga (1r+5w), inbox (1r+1w), saga_log (1r+1w), order.confirmed (1r, seq 1+1r, 3w), 2 guard reads, mark command (1r+5w); publish: guard 1r, UPDATE (1r+5w)"},
 }
 
 // ruNewOrder and ruConfirmedOrder are the model's two inputs (RU per new

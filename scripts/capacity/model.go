@@ -106,10 +106,10 @@ const stockTxPerOrder = 2
 
 // Per confirmed order, entries written at the tail of outbox
 // idx_status_shard_next (every row is inserted there and moved once when
-// published: 2 outbox rows of the new order, 4 step commands,
-// order.confirmed = 7 rows) and of sagas idx_bucket_state_next (5 saves).
+// published: 2 outbox rows of the new order, 3 step commands,
+// order.confirmed = 6 rows) and of sagas idx_bucket_state_next (5 saves).
 const (
-	outboxTailWritesPerOrder = 14
+	outboxTailWritesPerOrder = 12
 	sagaTailWritesPerOrder   = 5
 	sagaBuckets              = 8
 )
