@@ -192,12 +192,14 @@ func (l retryLayers) bounds() []bound {
 	perAttemptForward := l.PaymentCallAttempts
 	payCalls := perAttemptForward*charge.MaxAttempts + l.PaymentCallAttempts*refund.MaxCompensationAttempts
 	payTime := l.stepWorstTime(charge, charge.MaxAttempts, true) + l.stepWorstTime(refund, refund.MaxCompensationAttempts, true)
-	// The steps before and after (create, reserve, release, cancel) run once
-	// each in the down scenario; count one timeout and one cutoff each.
+	// The steps before the payment run once forward and once compensating
+	// (create/cancel, reserve/release); count one timeout and one cutoff
+	// each way.
 	for _, s := range l.Steps {
-		if !paymentSteps[s.Name] {
-			payTime += s.Timeout + l.BatchCutoff
+		if paymentSteps[s.Name] {
+			break
 		}
+		payTime += 2 * (s.Timeout + l.BatchCutoff)
 	}
 	deliveries := l.MaxReceiveCount * (1 + l.MaxRedrives)
 	out := []bound{
