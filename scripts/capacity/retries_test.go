@@ -37,7 +37,13 @@ func TestRetryBoundsHoldWithTheDeployedConfiguration(t *testing.T) {
 
 func TestRetryBoundFailsWhenALayerGrows(t *testing.T) {
 	for name, grow := range map[string]func(*retryLayers){
-		"more refund attempts":    func(l *retryLayers) { l.Steps[2].MaxCompensationAttempts = 20 },
+		"more refund attempts": func(l *retryLayers) {
+			for i := range l.Steps {
+				if l.Steps[i].Compensation == "refund_payment" {
+					l.Steps[i].MaxCompensationAttempts = 20
+				}
+			}
+		},
 		"more call attempts":      func(l *retryLayers) { l.PaymentCallAttempts = 4 },
 		"longer breaker waits":    func(l *retryLayers) { l.MaxBreakerWaits = 400 },
 		"batch past the deadline": func(l *retryLayers) { l.BatchConcurrency = 1 },
