@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/zclconf/go-cty/cty"
 )
 
 func deployedLayers(t *testing.T) retryLayers {
@@ -95,5 +97,34 @@ func TestQueueWithoutMaxReceiveCountIsRefused(t *testing.T) {
 	}
 	if _, err := layersFrom(d); err == nil || !strings.Contains(err.Error(), "max_receive_count") {
 		t.Fatalf("got %v, want an error naming max_receive_count", err)
+	}
+}
+
+// The environment Terraform sets reaches the bound: literal values and
+// var.X defaults of local.common_environment are read.
+func TestTerraformEnvironmentIsRead(t *testing.T) {
+	dir := t.TempDir()
+	tf := `locals {
+  common_environment = merge({
+    SAGA_BACKOFF_CAP      = "2m"
+    RECOVERY_MAX_REDRIVES = var.redrives
+    QUEUE_URL             = local.somewhere
+  }, var.extra)
+}
+`
+	if err := os.WriteFile(filepath.Join(dir, "functions.tf"), []byte(tf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	vars, err := variableDefaults(filepath.Join(repoRoot, "terraform", "variables.tf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars["redrives"] = cty.NumberIntVal(7)
+	env, err := commonEnvironment(filepath.Join(dir, "functions.tf"), vars)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if env["SAGA_BACKOFF_CAP"] != "2m" || env["RECOVERY_MAX_REDRIVES"] != "7" || env["QUEUE_URL"] != "placeholder" {
+		t.Fatalf("env %v", env)
 	}
 }
