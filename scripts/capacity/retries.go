@@ -1,0 +1,291 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"time"
+
+	awsretry "github.com/aws/aws-sdk-go-v2/aws/retry"
+
+	"ordersaga/shared/orchestrator"
+	"ordersaga/shared/payments"
+	"ordersaga/shared/saga"
+	"ordersaga/shared/ydbstore"
+)
+
+// The bounds the documentation states (docs/capacity.md, "Retry
+// amplification"); TestRetryBoundsHoldWithTheDeployedConfiguration fails when
+// the computed worst case exceeds them, and TestDocsStateTheCheckedBounds
+// when the page states other numbers.
+const (
+	PromisedPaymentCallsPerOrder = 50
+	PromisedSagaEndWithin        = 60 * time.Minute
+)
+
+// retryLayers is every layer that retries on the way from one order to a
+// dependency, read from the code's defaults and the deployment.
+type retryLayers struct {
+	// Payment provider: attempts of one guarded call (resilience.Retry inside
+	// the breaker), the per-attempt timeout and the retry backoff.
+	PaymentCallAttempts int
+	PaymentTimeout      time.Duration
+	PaymentBackoffCap   time.Duration
+	BreakerOpenFor      time.Duration
+	// Saga: the step table (attempts, compensation attempts, timeouts), the
+	// step backoff and the breaker waits a step may take without spending
+	// attempts.
+	Steps           saga.Table
+	SagaBackoffBase time.Duration
+	SagaBackoffCap  time.Duration
+	MaxBreakerWaits int
+	ChainBudget     time.Duration
+	// Recovery: re-drives of a saga that does not move before it is failed,
+	// how long it must be due first, and the timer period.
+	MaxRedrives    int
+	StuckAfter     time.Duration
+	RecoveryPeriod time.Duration
+	// Relay: publish attempts of one outbox row.
+	RelayMaxAttempts int
+	// SDKs: closure runs of one YDB transaction; attempts of one Message
+	// Queue call (aws-sdk-go-v2 standard retryer).
+	YDBTxAttempts  int
+	MQCallAttempts int
+	// Queue trigger and queue: receives before the dead-letter queue, batch,
+	// cutoff, sagas of a batch at once, the advancer's execution timeout.
+	MaxReceiveCount  int
+	BatchSize        int
+	BatchCutoff      time.Duration
+	BatchConcurrency int
+	AdvancerTimeout  time.Duration
+}
+
+// layersFrom collects the layers: code defaults where no setting exists,
+// the loaded configuration where one does.
+func layersFrom(d deployment) (retryLayers, error) {
+	l := retryLayers{
+		PaymentCallAttempts: payments.DefaultMaxAttempts,
+		PaymentTimeout:      d.Cfg.Payment.Timeout,
+		PaymentBackoffCap:   payments.DefaultBackoffCap,
+		BreakerOpenFor:      d.Cfg.Payment.BreakerOpenFor,
+		Steps:               orchestrator.CreateOrderSaga.Table(),
+		SagaBackoffBase:     d.Cfg.Saga.BackoffBase,
+		SagaBackoffCap:      d.Cfg.Saga.BackoffCap,
+		MaxBreakerWaits:     orchestrator.DefaultMaxBreakerWaits,
+		ChainBudget:         orchestrator.DefaultChainBudget,
+		MaxRedrives:         d.Cfg.Recovery.MaxRedrives,
+		StuckAfter:          d.Cfg.Recovery.StuckAfter,
+		RecoveryPeriod:      time.Minute, // the cron of every timer is at most once a minute (checked below)
+		RelayMaxAttempts:    d.Cfg.Relay.MaxAttempts,
+		YDBTxAttempts:       ydbstore.DefaultMaxAttempts,
+		MQCallAttempts:      awsretry.DefaultMaxAttempts,
+		BatchConcurrency:    d.Cfg.Saga.BatchConcurrency,
+		AdvancerTimeout:     d.FunctionTimeout["sagaadvancer"],
+	}
+	queueName := ""
+	for _, qt := range d.Triggers.QueueTriggers {
+		if qt.Function == "sagaadvancer" {
+			l.BatchSize, l.BatchCutoff = qt.BatchSize, time.Duration(qt.BatchCutoffSeconds)*time.Second
+			queueName = qt.Queue
+		}
+	}
+	if queueName == "" {
+		return l, fmt.Errorf("triggers.yaml: no queue trigger for sagaadvancer")
+	}
+	for _, q := range d.Triggers.Queues {
+		if q.Name == queueName {
+			l.MaxReceiveCount = q.MaxReceiveCount
+		}
+	}
+	if l.MaxReceiveCount <= 0 {
+		return l, fmt.Errorf("triggers.yaml: queue %s has no max_receive_count: a failing message would be received forever", queueName)
+	}
+	for _, t := range d.Triggers.Timers {
+		if t.Function == "sagarecovery" && t.Cron != "* * * * ? *" {
+			return l, fmt.Errorf("triggers.yaml: the model assumes sagarecovery runs every minute, its cron is %q", t.Cron)
+		}
+	}
+	return l, nil
+}
+
+// paymentSteps are the steps whose action calls the payment provider once
+// per attempt (through the guarded provider).
+var paymentSteps = map[string]bool{saga.StepProcessPayment: true, saga.StepRefundPayment: true}
+
+// step returns the table row of the forward step named name.
+func (l retryLayers) step(name string) saga.StepDef {
+	for _, s := range l.Steps {
+		if s.Name == name {
+			return s
+		}
+	}
+	return saga.StepDef{}
+}
+
+// compensationOf returns the table row whose compensation is name.
+func (l retryLayers) compensationOf(name string) saga.StepDef {
+	for _, s := range l.Steps {
+		if s.Compensation == name {
+			return s
+		}
+	}
+	return saga.StepDef{}
+}
+
+// bound is one row of the retry-amplification table.
+type bound struct {
+	Dependency string
+	Scenario   string
+	Calls      int           // worst-case calls per order
+	Duration   time.Duration // worst-case time before the order ends (0: not bounded by this dependency)
+	Product    string        // how the number is made
+	Limit      int           // the documented bound on Calls (0: none)
+	LimitTime  time.Duration // the documented bound on Duration (0: none)
+}
+
+// ceilSecond rounds d up to a whole second, as the relay sends queue delays.
+func ceilSecond(d time.Duration) time.Duration {
+	if r := d % time.Second; r != 0 {
+		d += time.Second - r
+	}
+	return d
+}
+
+// backoffCeiling is the largest full-jitter delay before retry n (n = 0 after
+// the first failure): min(cap, base·2^n).
+func backoffCeiling(base, cap time.Duration, n int) time.Duration {
+	d := base
+	for i := 0; i < n && d < cap; i++ {
+		d *= 2
+	}
+	return min(d, cap)
+}
+
+// stepWorstTime is the longest a step (or compensation) with attempts
+// attempts can take while its dependency is down: every breaker wait
+// (open period plus the first backoff step, rounded up to a second), every
+// attempt running to the step timeout, every backoff at its ceiling rounded
+// up to a second, and one trigger batch cutoff per message.
+func (l retryLayers) stepWorstTime(def saga.StepDef, attempts int, breaker bool) time.Duration {
+	var t time.Duration
+	messages := attempts
+	if breaker {
+		t += time.Duration(l.MaxBreakerWaits) * ceilSecond(l.BreakerOpenFor+l.SagaBackoffBase)
+		messages += l.MaxBreakerWaits
+	}
+	t += time.Duration(attempts) * def.Timeout
+	for n := 0; n < attempts-1; n++ {
+		t += ceilSecond(backoffCeiling(l.SagaBackoffBase, l.SagaBackoffCap, n))
+	}
+	return t + time.Duration(messages)*l.BatchCutoff
+}
+
+// bounds computes the table. Scenario "down": the dependency answers every
+// call with an error or a timeout while everything else works, so each
+// failure is recorded and the saga moves on; this is what the documented
+// bounds promise. Scenario "down + crashes": additionally every invocation
+// dies after its calls and before it records them, so the queue redelivers
+// (up to maxReceiveCount) and recovery re-drives (up to MaxRedrives) the same
+// attempt; it shows what each outer layer would multiply.
+func (l retryLayers) bounds() []bound {
+	charge := l.step(saga.StepProcessPayment)
+	refund := l.compensationOf(saga.StepRefundPayment)
+	perAttemptForward := l.PaymentCallAttempts
+	payCalls := perAttemptForward*charge.MaxAttempts + l.PaymentCallAttempts*refund.MaxCompensationAttempts
+	payTime := l.stepWorstTime(charge, charge.MaxAttempts, true) + l.stepWorstTime(refund, refund.MaxCompensationAttempts, true)
+	// The steps before the payment run once forward and once compensating
+	// (create/cancel, reserve/release); count one timeout and one cutoff
+	// each way.
+	for _, s := range l.Steps {
+		if paymentSteps[s.Name] {
+			break
+		}
+		payTime += 2 * (s.Timeout + l.BatchCutoff)
+	}
+	deliveries := l.MaxReceiveCount * (1 + l.MaxRedrives)
+	out := []bound{
+		{Dependency: "payment provider", Scenario: "down",
+			Calls: payCalls, Duration: payTime, Limit: PromisedPaymentCallsPerOrder, LimitTime: PromisedSagaEndWithin,
+			Product: fmt.Sprintf("%d call attempts × (%d charge step attempts + %d refund attempts); %d breaker waits per step spend none",
+				l.PaymentCallAttempts, charge.MaxAttempts, refund.MaxCompensationAttempts, l.MaxBreakerWaits)},
+		{Dependency: "payment provider", Scenario: "down + crashes",
+			Calls: payCalls * deliveries,
+			Product: fmt.Sprintf("the above × %d receives × (1 + %d recovery re-drives) of an unrecorded attempt",
+				l.MaxReceiveCount, l.MaxRedrives)},
+	}
+	// YDB down: each delivery of a saga command runs its first transaction
+	// up to YDBTxAttempts times (the first request of each attempt fails),
+	// and the advancer fails the batch, so the queue delivers it again until
+	// maxReceiveCount moves it to the dead-letter queue. Recovery cannot
+	// re-drive while YDB is down (it reads YDB first).
+	out = append(out, bound{Dependency: "YDB", Scenario: "down",
+		Calls: l.YDBTxAttempts * l.MaxReceiveCount,
+		Product: fmt.Sprintf("%d transaction attempts × %d receives of the saga command; then the message waits in the dead-letter queue",
+			l.YDBTxAttempts, l.MaxReceiveCount)})
+	// Message Queue down: every outbox row of an order (the first command,
+	// order.created, order.confirmed) is tried once on the fast path and
+	// RelayMaxAttempts times by the relay, each a SendMessageBatch with the
+	// SDK's attempts; a saga command that never leaves is re-driven by
+	// recovery, each re-drive a new row with the same budget.
+	rowsPerOrder := 3
+	relayCalls := (1 + l.RelayMaxAttempts) * l.MQCallAttempts
+	out = append(out, bound{Dependency: "Message Queue", Scenario: "down",
+		Calls: relayCalls*(rowsPerOrder-1) + relayCalls*(1+l.MaxRedrives),
+		Product: fmt.Sprintf("(1 fast path + %d relay attempts) × %d SDK attempts × (%d event rows + 1 command × (1 + %d re-drives))",
+			l.RelayMaxAttempts, l.MQCallAttempts, rowsPerOrder-1, l.MaxRedrives)})
+	return out
+}
+
+// batchWorstTime is the longest one advancer invocation can run: the batch
+// in rounds of BatchConcurrency, each saga's message chaining steps for at
+// most ChainBudget plus one more step.
+func (l retryLayers) batchWorstTime() time.Duration {
+	rounds := (l.BatchSize + l.BatchConcurrency - 1) / l.BatchConcurrency
+	return time.Duration(rounds) * (l.ChainBudget + l.Steps.LongestTimeout())
+}
+
+// problems lists every documented bound the configuration exceeds.
+func (l retryLayers) problems() []string {
+	var out []string
+	for _, b := range l.bounds() {
+		if b.Limit > 0 && b.Calls > b.Limit {
+			out = append(out, fmt.Sprintf("%s %s: %d calls per order exceeds the documented %d", b.Dependency, b.Scenario, b.Calls, b.Limit))
+		}
+		if b.LimitTime > 0 && b.Duration > b.LimitTime {
+			out = append(out, fmt.Sprintf("%s %s: an order may take %s to end, the documented bound is %s", b.Dependency, b.Scenario, b.Duration, b.LimitTime))
+		}
+	}
+	// A batch that outlives the invocation is redelivered whole, which would
+	// repeat calls in the "down" scenario too.
+	if w := l.batchWorstTime(); w > l.AdvancerTimeout {
+		out = append(out, fmt.Sprintf("sagaadvancer: a batch of %d at %d at once may run %s, past the execution timeout %s (the batch would be redelivered)",
+			l.BatchSize, l.BatchConcurrency, w, l.AdvancerTimeout))
+	}
+	return out
+}
+
+// printRetries prints the retry-amplification table and returns the
+// problems found.
+func printRetries(w io.Writer, l retryLayers) []string {
+	fmt.Fprintln(w, "Retry amplification per order (worst case; configuration from code defaults, terraform/, triggers/triggers.yaml)")
+	fmt.Fprintf(w, "%-17s %-15s %7s %10s  %s\n", "dependency", "scenario", "calls", "ends within", "made of")
+	for _, b := range l.bounds() {
+		dur := "-"
+		if b.Duration > 0 {
+			dur = b.Duration.Round(time.Second).String()
+		}
+		limit := ""
+		if b.Limit > 0 {
+			limit = fmt.Sprintf(" [documented: ≤ %d calls, ≤ %s]", b.Limit, b.LimitTime)
+		}
+		fmt.Fprintf(w, "%-17s %-15s %7d %10s  %s%s\n", b.Dependency, b.Scenario, b.Calls, dur, b.Product, limit)
+	}
+	fmt.Fprintf(w, "advancer batch worst case %s vs execution timeout %s\n", l.batchWorstTime(), l.AdvancerTimeout)
+	p := l.problems()
+	for _, s := range p {
+		fmt.Fprintln(w, "EXCEEDED:", s)
+	}
+	if len(p) == 0 {
+		fmt.Fprintln(w, "every documented bound holds")
+	}
+	return p
+}
