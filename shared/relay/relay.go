@@ -418,7 +418,7 @@ func (r *Relay) take(ctx context.Context, tx store.Tx, due, claimed []outbox.Eve
 		fresh = append(fresh, store.OutboxVersion{ID: e.ID, Version: e.Version})
 	}
 	if len(behind) > 0 {
-		if _, err := tx.DemoteOutbox(ctx, behind); err != nil {
+		if err := tx.DemoteOutbox(ctx, behind); err != nil {
 			return nil, err
 		}
 	}

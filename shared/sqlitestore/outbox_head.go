@@ -57,19 +57,8 @@ func (t *tx) promoteHeadsOfRows(ctx context.Context, ids []string) error {
 }
 
 // DemoteOutbox implements store.OutboxBatch.
-func (t *tx) DemoteOutbox(ctx context.Context, ids []string) (int, error) {
-	total := 0
-	for len(ids) > 0 {
-		chunk := ids[:min(len(ids), maxInList)]
-		ids = ids[len(chunk):]
-		n, err := t.exec(ctx, "demote outbox rows", sprintfSQL(sqlDemoteOutbox, placeholders(paddedLen(len(chunk)))),
-			paddedArgs(chunk)...)
-		if err != nil {
-			return total, err
-		}
-		total += n
-	}
-	return total, nil
+func (t *tx) DemoteOutbox(ctx context.Context, ids []string) error {
+	return t.inPadded(ctx, "demote outbox rows", sqlDemoteOutbox, ids)
 }
 
 // inPadded runs query (a template whose %s is an IN list) for keys,

@@ -38,9 +38,8 @@ type OutboxBatch interface {
 	// results: the caller found each behind an earlier blocking row of its
 	// aggregate (EarliestPending, in the same transaction). A row comes
 	// back when it is its aggregate's first blocking row again (the store
-	// sees to that when the earlier rows stop blocking). It returns how many
-	// rows changed; rows already out, not pending or missing are left
-	// alone. Idempotent. Not a version change: a lease or mark of a demoted
-	// row still succeeds.
-	DemoteOutbox(ctx context.Context, ids []string) (int, error)
+	// sees to that when the earlier rows stop blocking). Rows already out,
+	// not pending or missing are left alone. Idempotent. Not a version
+	// change: a lease or mark of a demoted row still succeeds.
+	DemoteOutbox(ctx context.Context, ids []string) error
 }

@@ -201,22 +201,21 @@ func headStruct(id string, head bool) types.Value {
 
 // DemoteOutbox implements store.OutboxBatch. The caller read the rows'
 // aggregates in this transaction (EarliestPending), so the update is
-// deferred to the commit with no read of its own; it counts every distinct
-// id given.
-func (t *tx) DemoteOutbox(ctx context.Context, ids []string) (int, error) {
+// deferred to the commit with no read of its own.
+func (t *tx) DemoteOutbox(ctx context.Context, ids []string) error {
 	ids = distinct(ids)
-	for rest := ids; len(rest) > 0; {
-		chunk := rest[:min(len(rest), maxInList)]
-		rest = rest[len(chunk):]
+	for len(ids) > 0 {
+		chunk := ids[:min(len(ids), maxInList)]
+		ids = ids[len(chunk):]
 		vs := make([]types.Value, len(chunk))
 		for i, id := range chunk {
 			vs[i] = headStruct(id, false)
 		}
 		if err := t.exec(ctx, "demote outbox rows", yqlDemoteOutbox, newParams().add("$heads", types.ListValue(vs...))); err != nil {
-			return 0, err
+			return err
 		}
 	}
-	return len(ids), nil
+	return nil
 }
 
 // promoteHeads gives the first blocking row of each aggregate head = true
