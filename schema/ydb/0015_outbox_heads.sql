@@ -27,10 +27,12 @@
 -- and the index table splits by load. idx_aggregate, read and written by
 -- every outbox insert, splits by load too.
 --
--- Resumable: a statement that already ran fails again with "already
--- exists" / "not found" (ADD COLUMN, ADD INDEX, DROP INDEX) or does nothing
--- new (SET); scripts/migrate names the statement, and each can be checked
--- against the schema before it is sent again (docs/ydb.md, "Migrations").
+-- Resumable: one action per statement, each of the forms migrations
+-- 0010-0014 use (ADD COLUMN, ADD INDEX, ALTER INDEX ... SET, DROP INDEX),
+-- so a run interrupted inside this file can be resumed statement by
+-- statement the same way as theirs (shared/ydbstore/migrate.go); SET is
+-- idempotent, and the old index is dropped only after its replacement
+-- exists.
 --
 -- Rows written before this migration have bucket and head NULL: the claim
 -- reads them through the NULL-bucket branches (a point prefix), and sets
