@@ -8,10 +8,11 @@
 --
 -- head is kept by the adapter in the transactions that write the outbox
 -- (shared/sqlitestore/outbox_head.go): an insert is the head when its
--- aggregate has no blocking row yet; a write that ends a row's blocking
--- (publish, discard, a dead saga command) makes the aggregate's next
--- blocking row the head; the relay's claim clears head on a due row that
--- it finds behind an earlier blocking row (DemoteOutbox). A stale 1 costs
+-- aggregate has no blocking row yet; an update or publish gives the
+-- aggregate's first blocking row the head (after a publish, discard or a
+-- dead saga command, the next one; after a redrive, the redriven one if it
+-- is first); the relay's claim clears head on a due row that it finds
+-- behind an earlier blocking row (DemoteOutbox). A stale 1 costs
 -- at most one look by the claim; a missing 1 would strand the aggregate,
 -- which the writes above never leave.
 ALTER TABLE outbox ADD COLUMN head INTEGER NOT NULL DEFAULT 0;

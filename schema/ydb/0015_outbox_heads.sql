@@ -8,8 +8,8 @@
 -- first blocking row (pending, or dead and bound for order-events, first by
 -- aggregate_seq). The adapter keeps it in the transactions that write the
 -- outbox (shared/ydbstore/outbox_heads.go): an INSERT is the head when its
--- aggregate has no blocking row yet; a write that ends a row's blocking
--- makes the next blocking row the head; the claim sets head = false on a
+-- aggregate has no blocking row yet; an update or publish gives the
+-- aggregate's first blocking row the head; the claim sets head = false on a
 -- listed row it finds behind an earlier blocking one. Rows queued behind a
 -- dead, backing-off or leased head are then outside the claim's key ranges,
 -- however many there are (before, the due list read the oldest due rows of

@@ -110,11 +110,11 @@ func (t *tx) UpdateOutbox(ctx context.Context, e outbox.Event, expectedVersion i
 			string(e.Status), e.Attempts, tm(e.NextAttemptAt), e.LeaseOwner, tm(e.LeaseUntil),
 			note(e.LastError), tm(e.CreatedAt), tm(e.PublishedAt), e.Version, e.ID, expectedVersion},
 		sqlOutboxExists, e.ID)
-	if err != nil || e.Blocks() {
+	if err != nil {
 		return err
 	}
-	// The row stopped blocking (or never did): its aggregate's next
-	// blocking row, if any, becomes the head.
+	// The row may have stopped blocking (its aggregate's next blocking row
+	// becomes the head) or started again (a redrive: it may be first).
 	return t.promoteHeads(ctx, e.AggregateID)
 }
 

@@ -19,11 +19,10 @@ import (
 //   - An insert is the head when its aggregate has no blocking row yet
 //     (sqlInsertOutbox); the new row has the largest rowid, so it is first
 //     only then.
-//   - A write that ends a row's blocking (published, discarded, a dead saga
-//     command) makes the aggregate's first blocking row the head
-//     (promoteHeads). A write that keeps a row blocking changes no first
-//     row but a redriven one, which kept the head = 1 it had when it was
-//     claimed.
+//   - UpdateOutbox and MarkOutboxPublished give the first blocking row of
+//     the aggregates they wrote head = 1 (promoteHeads): a row that stopped
+//     blocking (published, discarded, a dead saga command) passes the head
+//     on, and a redriven one that is first gets it.
 //   - DemoteOutbox clears head only on rows the caller found behind an
 //     earlier blocking row in the same transaction.
 

@@ -132,11 +132,12 @@ func (t *tx) GetOutbox(ctx context.Context, id string) (outbox.Event, error) {
 func (t *tx) UpdateOutbox(ctx context.Context, e outbox.Event, expectedVersion int64) error {
 	err := t.updateVersioned(ctx, rowKey("outbox", e.ID), "outbox event "+quoted(e.ID), expectedVersion, e.Version,
 		yqlOutboxVersion, idParam(e.ID), yqlUpsertOutbox, outboxParams(e, t.cfg.OutboxRetention))
-	if err != nil || e.Blocks() {
+	if err != nil {
 		return err
 	}
-	// The row stopped blocking (or never did): its aggregate's next
-	// blocking row, if any, becomes the head (outbox_heads.go).
+	// The row may have stopped blocking (its aggregate's next blocking row
+	// becomes the head) or started again (a redrive: it may be first);
+	// outbox_heads.go.
 	return t.promoteHeads(ctx, []string{e.AggregateID})
 }
 

@@ -26,11 +26,11 @@ import (
 //   - InsertOutbox: head is true when the aggregate has no blocking row
 //     yet, read in the INSERT itself through idx_aggregate (as
 //     aggregate_seq is).
-//   - UpdateOutbox of a row to a status that does not block, and
-//     MarkOutboxPublished: the aggregates' first blocking rows get head =
-//     true (one promote statement, deferred with the write). A row that
-//     keeps blocking changes no first row but a redriven one, which kept
-//     the head = true it had when it was claimed.
+//   - UpdateOutbox and MarkOutboxPublished: the first blocking rows of the
+//     aggregates they wrote get head = true (one promote statement,
+//     deferred with the write): a row that stopped blocking (published,
+//     discarded, a dead saga command) passes the head on, and a redriven
+//     one that is first gets it.
 //   - DemoteOutbox: head = false on rows the caller found behind an earlier
 //     blocking row in this transaction.
 //
