@@ -248,3 +248,35 @@ func TestClaimPassesTenThousandBlockedAggregates(t *testing.T) {
 		}
 	}
 }
+
+// An events-queue outage with nothing dead: every order.created backs off
+// while its order.confirmed waits behind it, far more of them than a claim
+// holds; once the queue is back and the backoffs have passed, one run
+// publishes every event once, in order per order.
+func TestEventsOutageWithNothingDeadLeavesNothingStuck(t *testing.T) {
+	const n = 1000
+	ctx := context.Background()
+	f := newFixture(t)
+	q := &eventsQueue{Queue: f.queue, down: true, refuse: outbox.TypeOrderCreated}
+	r := f.relay(t, "r1", func(c *Config) {
+		c.Queue, c.Log, c.MaxAttempts = q, slog.New(slog.NewTextHandler(io.Discard, nil)), 1000
+		c.URLs = map[string]string{outbox.DestOrderEvents: "events"}
+	})
+	addOrders(t, f, "o", n)
+	for range 30 { // 30 s of outage, the relay running every second
+		if _, err := r.Run(ctx, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		f.clock.Advance(time.Second)
+	}
+	q.mu.Lock()
+	q.down = false
+	q.mu.Unlock()
+	f.clock.Advance(DefaultBackoffCap)
+	rep, err := r.Run(ctx, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the run after the outage: %+v", rep)
+	checkOnceInOrder(t, q.sentIDs(), "o", n)
+}
