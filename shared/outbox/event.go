@@ -27,14 +27,6 @@ const (
 	StatusDiscarded Status = "discarded"
 )
 
-// Blocks reports whether e holds back the later rows of its aggregate: a
-// pending row, or a dead row bound for order-events (see the statuses).
-// The row of an aggregate that blocks and was written first is the
-// aggregate's head, the only one of its rows the relay may claim.
-func (e Event) Blocks() bool {
-	return e.Status == StatusPending || e.Status == StatusDead && e.Destination == DestOrderEvents
-}
-
 // Destinations: logical queue names, mapped to queue URLs by configuration.
 const (
 	DestSagaCommands = "saga-commands"

@@ -11,10 +11,11 @@ import (
 // aggregate's dead, backing-off or leased first row never take its place.
 //
 // The invariant the writes below keep, in the transaction that writes the
-// outbox: the first blocking row (outbox.Event.Blocks; "first" by rowid, see
-// sqlInsertOutbox) of every aggregate has head = 1. A row with head = 1 that
-// is not first is harmless (the relay checks EarliestPending before it
-// claims, and clears such a row's head with DemoteOutbox).
+// outbox: the first blocking row (pending, or dead and bound for
+// order-events: store.Outbox.EarliestPending; "first" by rowid, see
+// sqlInsertOutbox) of every aggregate has head = 1. A row with head = 1
+// that is not first is harmless (the relay checks EarliestPending before
+// it claims, and clears such a row's head with DemoteOutbox).
 //
 //   - An insert is the head when its aggregate has no blocking row yet
 //     (sqlInsertOutbox); the new row has the largest rowid, so it is first
@@ -27,8 +28,10 @@ import (
 //     earlier blocking row in the same transaction.
 
 const (
-	// blockingRow is outbox.Event.Blocks in SQL, with openStatus first so
-	// that SQLite reads outbox_open_by_aggregate (its partial condition).
+	// blockingRow: a row that blocks its aggregate (pending, or dead and
+	// bound for order-events: store.Outbox.EarliestPending), with
+	// openStatus first so that SQLite reads outbox_open_by_aggregate (its
+	// partial condition).
 	blockingRow = openStatus + ` AND (status = '` + pending + `' OR destination = '` + outbox.DestOrderEvents + `')`
 
 	// The first blocking row of each aggregate of the IN list (%s, filled

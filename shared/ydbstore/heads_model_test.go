@@ -85,7 +85,8 @@ func (c *modelConn) Each(_ context.Context, yql string, p ydb.Params, fn func(qu
 			aggs[a] = true
 		}
 		for _, r := range c.rows {
-			blocks := outbox.Event{Status: outbox.Status(r.status), Destination: r.dest}.Blocks()
+			blocks := r.status == string(outbox.StatusPending) ||
+				r.status == string(outbox.StatusDead) && r.dest == outbox.DestOrderEvents
 			if aggs[r.agg] && blocks {
 				if err := fn(r.scan()); err != nil {
 					return err

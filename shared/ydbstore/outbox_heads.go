@@ -18,10 +18,11 @@ import (
 // next_attempt_at), so rows queued behind their aggregate's dead,
 // backing-off or leased first row are outside its key ranges. The
 // invariant the writes keep, in the transaction that writes the outbox:
-// the first blocking row (outbox.Event.Blocks; first by aggregate_seq, see
-// EarliestPending) of every aggregate has head = true. A head = true row
-// that is not first is harmless: the relay checks EarliestPending before it
-// claims and demotes such a row (DemoteOutbox).
+// the first blocking row (pending, or dead and bound for order-events:
+// store.Outbox.EarliestPending; first by aggregate_seq) of every aggregate
+// has head = true. A head = true row that is not first is harmless: the
+// relay checks EarliestPending before it claims and demotes such a row
+// (DemoteOutbox).
 //
 //   - InsertOutbox: head is true when the aggregate has no blocking row
 //     yet, read in the INSERT itself through idx_aggregate (as
