@@ -171,9 +171,11 @@ type Report struct {
 	// Pending and OldestPendingAgeSeconds describe the backlog after the run.
 	Pending                 int     `json:"pending"`
 	OldestPendingAgeSeconds float64 `json:"oldest_pending_age_seconds"`
-	// Stopped says why the run ended: "drained" (nothing due), "blocked"
-	// (due rows wait behind an earlier row of their aggregate that is leased
-	// or backing off), "deadline" or "error".
+	// Stopped says why the run ended: "drained" (nothing due that may
+	// go: rows behind their aggregate's leased, backing-off or dead first
+	// row wait, counted in Pending), "blocked" (the last claim found due
+	// rows behind an earlier row of their aggregate, one redriven after
+	// them, and set them aside), "deadline" or "error".
 	Stopped string `json:"stopped"`
 	// Blocked is how many due rows the last claim saw but could not take.
 	Blocked int `json:"blocked"`
@@ -336,10 +338,12 @@ func (r *Relay) claim(ctx context.Context, shard int) ([]outbox.Event, int, erro
 	err := r.cfg.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		claimed, blocked = claimed[:0], 0
 		now := r.cfg.Now()
-		// One batch of due rows usually fills the claim. When rows queued
-		// behind an aggregate's earlier row (leased or backing off) leave
-		// it short, look four batches deep, so they do not hide claimable
-		// rows behind them.
+		// The due list holds only aggregates' heads (store.Outbox.
+		// ListOutboxDue), so rows queued behind a dead, backing-off or
+		// leased row are never in it, however many there are. One list
+		// usually fills the claim; when heads found behind a redriven row
+		// (demoted by take) or rows that changed since a snapshot list
+		// leave it short, list once more, four batches deep.
 		for _, window := range []int{r.cfg.BatchSize, 4 * r.cfg.BatchSize} {
 			due, err := r.listDue(ctx, tx, shard, now, window)
 			if err != nil {
@@ -376,7 +380,9 @@ func (r *Relay) listDue(ctx context.Context, tx store.Tx, shard int, now time.Ti
 
 // take leases the rows of due that are the earliest pending row of their
 // aggregate (one per aggregate, skipping those already in claimed) until the
-// batch is full, and returns claimed with them appended.
+// batch is full, and returns claimed with them appended. A row of due with
+// an earlier blocking row is demoted (store.OutboxBatch.DemoteOutbox), so
+// later lists do not return it until it is its aggregate's head again.
 func (r *Relay) take(ctx context.Context, tx store.Tx, due, claimed []outbox.Event, now time.Time) ([]outbox.Event, error) {
 	if len(due) == 0 || len(claimed) >= r.cfg.BatchSize {
 		return claimed, nil
@@ -390,20 +396,31 @@ func (r *Relay) take(ctx context.Context, tx store.Tx, due, claimed []outbox.Eve
 		return nil, err
 	}
 	var fresh []store.OutboxVersion
+	var behind []string
 	taken := make(map[string]bool, len(due)+len(claimed))
 	for _, e := range claimed {
 		taken[e.AggregateID] = true
 	}
 	for _, e := range due {
-		if len(claimed) >= r.cfg.BatchSize {
-			break
+		first, ok := earliest[e.AggregateID]
+		if ok && first != e.ID {
+			// An earlier row of this aggregate must go first (one that
+			// was redriven after e became the head): e leaves the due list
+			// until that row stops blocking.
+			behind = append(behind, e.ID)
+			continue
 		}
-		if taken[e.AggregateID] || earliest[e.AggregateID] != e.ID {
-			continue // taken already, or an earlier row of this aggregate must go first
+		if len(claimed) >= r.cfg.BatchSize || taken[e.AggregateID] || !ok {
+			continue // batch full, aggregate taken already, or e changed since the list
 		}
 		taken[e.AggregateID] = true
 		claimed = append(claimed, e)
 		fresh = append(fresh, store.OutboxVersion{ID: e.ID, Version: e.Version})
+	}
+	if len(behind) > 0 {
+		if err := tx.DemoteOutbox(ctx, behind); err != nil {
+			return nil, err
+		}
 	}
 	if len(fresh) == 0 {
 		return claimed, nil

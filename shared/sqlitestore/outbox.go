@@ -33,8 +33,13 @@ const (
 	// (migration 0010), which numbered the rows with a look-up compiled on
 	// every insert, is no longer written; the old rows' rowids were in the
 	// same order as their numbers.
-	sqlInsertOutbox = `INSERT INTO outbox (` + outboxColumns + `)
-	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	//
+	// head (migration 0015, outbox_head.go): the new row is its
+	// aggregate's head when no blocking row of the aggregate exists yet, a
+	// read of outbox_open_by_aggregate (the aggregate's open rows, few).
+	sqlInsertOutbox = `INSERT INTO outbox (` + outboxColumns + `, head)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?,
+		NOT EXISTS (SELECT 1 FROM outbox WHERE aggregate_id = ? AND ` + blockingRow + `))`
 	sqlGetOutbox    = `SELECT ` + outboxColumns + ` FROM outbox WHERE id = ?`
 	sqlUpdateOutbox = `UPDATE outbox SET shard = ?, aggregate_type = ?, aggregate_id = ?,
 	event_type = ?, destination = ?, payload = ?, metadata = ?, status = ?, attempts = ?,
@@ -42,10 +47,13 @@ const (
 	published_at = ?, version = ?
 	WHERE id = ? AND version = ?`
 	sqlOutboxExists = `SELECT 1 FROM outbox WHERE id = ?`
-	// Pending, due and lease free (lease_until <= now), earliest next
-	// attempt first, then id (the order YDB's index gives it).
+	// Pending heads (outbox_head.go), due and lease free (lease_until <=
+	// now), earliest next attempt first, then id (the order YDB's index
+	// gives it): the partial index outbox_head_due, whose condition the
+	// query names literally. Rows behind their aggregate's head are not in
+	// it, however many there are.
 	sqlListOutboxDue = `SELECT ` + outboxColumns + ` FROM outbox
-	WHERE status = '` + pending + `' AND shard = ? AND next_attempt_at <= ? AND lease_until <= ?
+	WHERE status = '` + pending + `' AND head = 1 AND shard = ? AND next_attempt_at <= ? AND lease_until <= ?
 	ORDER BY next_attempt_at, id LIMIT ?`
 	// The first blocking row of each aggregate (pending, or dead and bound
 	// for order-events): the one with the smallest rowid (see
@@ -78,7 +86,7 @@ func (t *tx) InsertOutbox(ctx context.Context, e outbox.Event) error {
 	return t.insert(ctx, "outbox event "+quoted(e.ID), sqlInsertOutbox,
 		e.ID, e.Shard, e.AggregateType, e.AggregateID, e.EventType, e.Destination, e.Payload, meta,
 		string(e.Status), e.Attempts, tm(e.NextAttemptAt), e.LeaseOwner, tm(e.LeaseUntil), note(e.LastError),
-		tm(e.CreatedAt), tm(e.PublishedAt), e.Version)
+		tm(e.CreatedAt), tm(e.PublishedAt), e.Version, e.AggregateID)
 }
 
 // GetOutbox implements store.Outbox; NotFound if missing.
@@ -97,11 +105,17 @@ func (t *tx) UpdateOutbox(ctx context.Context, e outbox.Event, expectedVersion i
 	if err != nil {
 		return err
 	}
-	return t.updateVersioned(ctx, "outbox event "+quoted(e.ID), expectedVersion, sqlUpdateOutbox,
+	err = t.updateVersioned(ctx, "outbox event "+quoted(e.ID), expectedVersion, sqlUpdateOutbox,
 		[]any{e.Shard, e.AggregateType, e.AggregateID, e.EventType, e.Destination, e.Payload, meta,
 			string(e.Status), e.Attempts, tm(e.NextAttemptAt), e.LeaseOwner, tm(e.LeaseUntil),
 			note(e.LastError), tm(e.CreatedAt), tm(e.PublishedAt), e.Version, e.ID, expectedVersion},
 		sqlOutboxExists, e.ID)
+	if err != nil {
+		return err
+	}
+	// The row may have stopped blocking (its aggregate's next blocking row
+	// becomes the head) or started again (a redrive: it may be first).
+	return t.promoteHeads(ctx, e.AggregateID)
 }
 
 // ListOutboxDue implements store.Outbox. limit <= 0 returns nothing.

@@ -91,8 +91,18 @@ func (t *tx) LeaseOutbox(ctx context.Context, rows []store.OutboxVersion, owner 
 
 // MarkOutboxPublished implements store.OutboxBatch.
 func (t *tx) MarkOutboxPublished(ctx context.Context, rows []store.OutboxVersion, at time.Time) (int, error) {
-	return t.batchVersioned(ctx, "mark outbox events published", sqlMarkOutboxPublished, rows,
+	n, err := t.batchVersioned(ctx, "mark outbox events published", sqlMarkOutboxPublished, rows,
 		string(outbox.StatusPublished), tm(at), tm(time.Time{}))
+	if err != nil || n == 0 {
+		return n, err
+	}
+	// The published rows stopped blocking: their aggregates' next blocking
+	// rows become the heads.
+	ids := make([]string, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+	}
+	return n, t.promoteHeadsOfRows(ctx, ids)
 }
 
 // maxVersionedRows bounds the (id, version) pairs of one batched statement:

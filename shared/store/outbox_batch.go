@@ -34,4 +34,12 @@ type OutboxBatch interface {
 	// its expected version (a row another relay took over is skipped). It
 	// returns how many rows changed.
 	MarkOutboxPublished(ctx context.Context, rows []OutboxVersion, at time.Time) (int, error)
+	// DemoteOutbox takes the given pending rows out of ListOutboxDue's
+	// results: the caller found each behind an earlier blocking row of its
+	// aggregate (EarliestPending, in the same transaction). A row comes
+	// back when it is its aggregate's first blocking row again (the store
+	// sees to that when the earlier rows stop blocking). Rows already out,
+	// not pending or missing are left alone. Idempotent. Not a version
+	// change: a lease or mark of a demoted row still succeeds.
+	DemoteOutbox(ctx context.Context, ids []string) error
 }

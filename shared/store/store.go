@@ -114,9 +114,14 @@ type Outbox interface {
 	// ListOutboxDue returns up to limit pending rows of shard whose
 	// NextAttemptAt <= now and whose lease is free at now, earliest
 	// NextAttemptAt first (the zero time first), ties by ID: the order of
-	// the due index, so an adapter reads about limit rows (a row's place
-	// among its aggregate's rows is EarliestPending's concern, not this
-	// order's).
+	// the due index, so an adapter reads about limit rows. It returns only
+	// heads: the first blocking row of an aggregate (see EarliestPending)
+	// is always among the candidates, a row written behind one is not, so
+	// rows held back by a dead, backing-off or leased row never fill the
+	// limit. A candidate may still have an earlier blocking row (a
+	// redriven one); the caller checks EarliestPending and may DemoteOutbox
+	// it. The adapter keeps the heads in the transactions that write the
+	// outbox (InsertOutbox, UpdateOutbox, MarkOutboxPublished).
 	ListOutboxDue(ctx context.Context, shard int, now time.Time, limit int) ([]outbox.Event, error)
 	// EarliestPending returns, for each given aggregate id that has rows
 	// still blocking its order, the id of the one written first: a pending

@@ -18,10 +18,10 @@ type ReadBound struct {
 // many rows are due in every branch.
 func ReadBounds() []ReadBound {
 	return []ReadBound{
-		{"yqlListOutboxDue", "idx_status_shard_next (status, shard, NULL) + (status, shard, next <= now)", "2 branches: 2 x LIMIT + leased"},
-		{"yqlListOutboxDueFrom", "as yqlListOutboxDue for the shard, + shards above it", "2 x LIMIT + leased, + LIMIT of the rows left in higher shards (only while a larger OUTBOX_SHARDS drains)"},
+		{"qListOutboxDue", "idx_bucket_status_shard_head_next, 9 buckets x ((bucket, pending, shard, head, NULL) + (bucket, pending, shard, head, next <= now)); head = true, IS NULL in the NULL bucket", "18 branches: 18 x LIMIT + heads leased; rows behind their aggregate's head are outside every range"},
+		{"qListOutboxDueFrom", "as qListOutboxDue for the shard, + 9 branches over the shards above it", "18 x LIMIT + heads leased, + 9 x LIMIT of the heads left in higher shards (only while a larger OUTBOX_SHARDS drains)"},
 		{"yqlPendingByAggregate", "idx_aggregate, aggregate_id IN (<= 500 ids)", "pending rows of those aggregates (a few each)"},
-		{"yqlOutboxBacklog", "idx_status_shard_next (status) prefix, LIMIT cap", "OutboxBacklogCap (1000) index rows + as many row lookups for created_at"},
+		{"qOutboxBacklog", "idx_bucket_status_shard_head_next, 9 buckets x (bucket, pending) prefix, LIMIT cap each", "9 x OutboxBacklogCap (1000) index rows + as many row lookups for created_at, at most; the count is capped at OutboxBacklogCap"},
 		{"qListLockLapsedIdem", "idx_bucket_status_locked, 9 buckets x ((bucket, status, NULL) + (bucket, status, locked <= now))", "18 branches: 18 x LIMIT"},
 		{"qListSagasDue", "idx_bucket_state_next, 9 buckets x 3 states x (NULL, next <= now)", "54 branches: 54 x LIMIT + leased"},
 		{"qListSagasByState", "idx_bucket_state_updated, 9 buckets x ((bucket, state, >= epoch) desc + (bucket, state, NULL))", "18 branches: 18 x LIMIT (the reconciler: LIMIT per finished state and bucket, not every finished saga)"},
@@ -42,6 +42,9 @@ func ReadBounds() []ReadBound {
 // built per filter shape, are enumerated by the tests over every shape.
 func builtQueries() map[string]string {
 	return map[string]string{
+		"qListOutboxDue":          qListOutboxDue,
+		"qListOutboxDueFrom":      qListOutboxDueFrom,
+		"qOutboxBacklog":          qOutboxBacklog,
 		"qListSagasDue":           qListSagasDue,
 		"qListSagasByState":       qListSagasByState,
 		"qListSagasByStateBefore": qListSagasByStateBefore,

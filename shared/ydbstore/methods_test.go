@@ -90,6 +90,7 @@ func sampleCalls() []call {
 			_, err := t.MarkOutboxPublished(c, []store.OutboxVersion{{ID: "", Version: 1}}, at)
 			return err
 		}, ok, ok},
+		{"DemoteOutbox", func(c context.Context, t *tx) error { return t.DemoteOutbox(c, []string{"", "x", ""}) }, ok, ok},
 		{"OutboxBacklog", func(c context.Context, t *tx) error { _, _, err := t.OutboxBacklog(c); return err }, ok, ok},
 		{"DeletePublishedOutbox", func(c context.Context, t *tx) error { _, err := t.DeletePublishedOutbox(c, at, 5); return err }, ok, ok},
 		{"InsertInbox", func(c context.Context, t *tx) error { return t.InsertInbox(c, "cons", "m", at, at.Add(time.Hour)) }, ok, cf},

@@ -9,6 +9,7 @@ import (
 	"github.com/ydb-platform/ydb-go-sdk/v3/query"
 
 	"ordersaga/shared/outbox"
+	"ordersaga/shared/store/bucket"
 )
 
 // Table outbox (schema/ydb/0004_outbox.sql).
@@ -55,13 +56,21 @@ const outboxStruct = `$id AS id, $shard AS shard, $aggregate_type AS aggregate_t
 const (
 	// The row takes the next aggregate_seq of its aggregate, read in this
 	// statement through idx_aggregate (a point prefix: the few rows of one
-	// order or saga); see schema/ydb/0010_sequence_and_sold.sql.
-	yqlInsertOutbox = outboxDeclares + `
+	// order or saga); see schema/ydb/0010_sequence_and_sold.sql. It is its
+	// aggregate's head when no row of the aggregate blocks yet, read the
+	// same way (outbox_heads.go); bucket is written with head.
+	yqlInsertOutbox = outboxDeclares + `DECLARE $bucket AS Int64;
+DECLARE $blocking_pending AS Utf8;
+DECLARE $blocking_dead AS Utf8;
+DECLARE $blocking_destination AS Utf8;
 $last_seq = (SELECT MAX(aggregate_seq) FROM outbox VIEW idx_aggregate WHERE aggregate_id = $aggregate_id);
-INSERT INTO outbox (` + outboxColumns + `, expire_at, aggregate_seq)
+$blockers = (SELECT COUNT(*) FROM outbox VIEW idx_aggregate WHERE aggregate_id = $aggregate_id
+	AND (status = $blocking_pending OR (status = $blocking_dead AND destination = $blocking_destination)));
+INSERT INTO outbox (` + outboxColumns + `, expire_at, aggregate_seq, bucket, head)
 SELECT id, shard, aggregate_type, aggregate_id, event_type, destination, payload, metadata, status,
 	attempts, next_attempt_at, lease_owner, lease_until, last_error, created_at, published_at,
-	version, expire_at, COALESCE($last_seq, 0) + 1 AS aggregate_seq
+	version, expire_at, COALESCE($last_seq, 0) + 1 AS aggregate_seq, $bucket AS bucket,
+	COALESCE($blockers, 0) = 0 AS head
 FROM AS_TABLE(AsList(AsStruct(` + outboxStruct + `)));`
 
 	yqlUpsertOutbox = outboxDeclares + `
@@ -76,41 +85,12 @@ SELECT ` + outboxColumns + ` FROM outbox WHERE id = $id;`
 DECLARE $id AS Utf8;
 SELECT version FROM outbox WHERE id = $id;`
 
-	// The relay's claim: pending rows of one shard, due and lease free,
-	// earliest next attempt first (issue 12 item 3: every branch is a key
-	// range of idx_status_shard_next read in index order, so it stops after
-	// LIMIT matching rows). A NULL next attempt (the zero time: due) is a
-	// branch of its own, a point prefix (status, shard, NULL) read in id
-	// order; next_attempt_at <= $now is a range that holds no NULL. The
-	// lease condition is the only filter not in the key: a branch reads at
-	// most LIMIT rows plus the due rows leased right now (the batches in
-	// flight). The adapter merges the branches (Go: next attempt, then id)
-	// and keeps the first LIMIT.
-	yqlListOutboxDue = dueBranchesYQL + `SELECT * FROM $unset UNION ALL SELECT * FROM $due;`
-	// dueBranchesYQL declares the due list's parameters and its two branches
-	// of one shard, $unset and $due (shared with yqlListOutboxDueFrom).
-	dueBranchesYQL = `
-DECLARE $pending AS Utf8;
-DECLARE $shard AS Int64;
-DECLARE $now AS Timestamp;
-DECLARE $limit AS Uint64;
-$unset = SELECT ` + outboxColumns + ` FROM outbox VIEW idx_status_shard_next
-WHERE status = $pending AND shard = $shard AND next_attempt_at IS NULL
-	AND (lease_until IS NULL OR lease_until <= $now)
-ORDER BY id
-LIMIT $limit;
-$due = SELECT ` + outboxColumns + ` FROM outbox VIEW idx_status_shard_next
-WHERE status = $pending AND shard = $shard AND next_attempt_at <= $now
-	AND (lease_until IS NULL OR lease_until <= $now)
-ORDER BY next_attempt_at, id
-LIMIT $limit;
-`
-
 	// Every blocking row of the given aggregates — pending, or dead and
 	// bound for order-events (store.Outbox.EarliestPending) — two point
-	// prefixes of idx_aggregate; EarliestPending picks the first of each in
-	// Go by aggregate_seq (such rows per aggregate are few). The upsert of an
-	// update leaves aggregate_seq alone (UPSERT keeps unlisted columns).
+	// prefixes of idx_aggregate; firstBlocking picks the first of each in
+	// Go by aggregate_seq (such rows per aggregate are few). The upsert of
+	// an update leaves aggregate_seq, bucket and head alone (UPSERT keeps
+	// unlisted columns; outbox_heads.go).
 	yqlPendingByAggregate = `
 DECLARE $aggregate_ids AS List<Utf8>;
 DECLARE $pending AS Utf8;
@@ -121,19 +101,6 @@ WHERE aggregate_id IN $aggregate_ids AND status = $pending;
 $dead_rows = SELECT aggregate_id, id, aggregate_seq, created_at FROM outbox VIEW idx_aggregate
 WHERE aggregate_id IN $aggregate_ids AND status = $dead AND destination = $blocking_destination;
 SELECT * FROM $pending_rows UNION ALL SELECT * FROM $dead_rows;`
-
-	// Issue 12 item 4: the count reads at most $cap rows of the index's
-	// status prefix (a LIMITed subquery, whatever the backlog), and the
-	// oldest is the smallest created_at among those rows (a NULL one, the
-	// zero time, makes dated < pending). Exact below the cap; at the cap it
-	// means "at least $cap" and the oldest of the rows read.
-	yqlOutboxBacklog = `
-DECLARE $pending AS Utf8;
-DECLARE $cap AS Uint64;
-$head = SELECT created_at FROM outbox VIEW idx_status_shard_next
-WHERE status = $pending
-LIMIT $cap;
-SELECT COUNT(*) AS pending, COUNT(created_at) AS dated, MIN(created_at) AS oldest FROM $head;`
 )
 
 // maxInList bounds the ids bound into one List parameter.
@@ -141,8 +108,11 @@ const maxInList = 500
 
 // InsertOutbox implements store.Outbox; Conflict if the id exists.
 func (t *tx) InsertOutbox(ctx context.Context, e outbox.Event) error {
+	ps := outboxParams(e, t.cfg.OutboxRetention).int("$bucket", bucket.Of(e.ID)).
+		text("$blocking_pending", string(outbox.StatusPending)).text("$blocking_dead", string(outbox.StatusDead)).
+		text("$blocking_destination", outbox.DestOrderEvents)
 	return t.insert(ctx, rowKey("outbox", e.ID), "outbox event "+quoted(e.ID), e.Version, yqlOutboxVersion, idParam(e.ID),
-		yqlInsertOutbox, outboxParams(e, t.cfg.OutboxRetention))
+		yqlInsertOutbox, ps)
 }
 
 // GetOutbox implements store.Outbox; NotFound if missing.
@@ -160,8 +130,15 @@ func (t *tx) GetOutbox(ctx context.Context, id string) (outbox.Event, error) {
 // given) if the stored version is expectedVersion; Conflict if not, NotFound
 // if missing. A published row gets its TTL expiry (see outboxExpireAt).
 func (t *tx) UpdateOutbox(ctx context.Context, e outbox.Event, expectedVersion int64) error {
-	return t.updateVersioned(ctx, rowKey("outbox", e.ID), "outbox event "+quoted(e.ID), expectedVersion, e.Version,
+	err := t.updateVersioned(ctx, rowKey("outbox", e.ID), "outbox event "+quoted(e.ID), expectedVersion, e.Version,
 		yqlOutboxVersion, idParam(e.ID), yqlUpsertOutbox, outboxParams(e, t.cfg.OutboxRetention))
+	if err != nil {
+		return err
+	}
+	// The row may have stopped blocking (its aggregate's next blocking row
+	// becomes the head) or started again (a redrive: it may be first);
+	// outbox_heads.go.
+	return t.promoteHeads(ctx, []string{e.AggregateID})
 }
 
 // ListOutboxDue implements store.Outbox. limit <= 0 returns nothing.
@@ -176,7 +153,7 @@ func (t *tx) ListOutboxDue(ctx context.Context, shard int, now time.Time, limit 
 	// invalidated". The rows are then claimed by version (UpdateOutbox's
 	// guard or read), which makes a stale candidate a Conflict, never a
 	// double claim.
-	err := t.snapshotRows(ctx, "list due outbox events", yqlListOutboxDue, outboxDueParams(shard, now, limit),
+	err := t.snapshotRows(ctx, "list due outbox events", qListOutboxDue, outboxDueParams(shard, now, limit),
 		func(r query.Row) error {
 			e, err := scanOutbox(r)
 			out = append(out, e)
@@ -258,22 +235,24 @@ const OutboxBacklogCap = 1000
 
 // OutboxBacklog implements store.Outbox: the pending count, capped at
 // OutboxBacklogCap (store.Outbox allows it), and the CreatedAt of the
-// oldest of the rows counted (zero when none is pending).
+// oldest of the rows counted (zero when none is pending). Each bucket's
+// branch reads at most OutboxBacklogCap rows (qOutboxBacklog).
 func (t *tx) OutboxBacklog(ctx context.Context) (int, time.Time, error) {
 	var (
 		pending, dated uint64
 		oldest         *time.Time
 	)
-	_, err := t.row(ctx, "outbox backlog", yqlOutboxBacklog,
-		newParams().text("$pending", string(outbox.StatusPending)).uint("$cap", OutboxBacklogCap),
+	_, err := t.row(ctx, "outbox backlog", qOutboxBacklog,
+		newParams().text("$pending", string(outbox.StatusPending)).uint("$limit", OutboxBacklogCap),
 		func(r query.Row) error {
 			return r.ScanNamed(query.Named("pending", &pending), query.Named("dated", &dated),
 				query.Named("oldest", &oldest))
 		})
+	n := int(min(pending, OutboxBacklogCap))
 	if err != nil || pending == 0 || dated < pending {
-		return int(pending), time.Time{}, err
+		return n, time.Time{}, err
 	}
-	return int(pending), fromTS(oldest), nil
+	return n, fromTS(oldest), nil
 }
 
 // DeletePublishedOutbox implements store.Outbox. On YDB the table's TTL

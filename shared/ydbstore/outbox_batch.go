@@ -23,19 +23,6 @@ import (
 // promises.
 
 const (
-	// Like yqlListOutboxDue over shard >= $shard: the two branches of
-	// yqlListOutboxDue for shard $shard itself (each at most LIMIT rows plus
-	// those leased), and one branch over every shard above it, whose rows
-	// exist only while rows written under a larger OUTBOX_SHARDS drain
-	// (it reads those rows; the due filter is not a key range there).
-	yqlListOutboxDueFrom = dueBranchesYQL + `$above = SELECT ` + outboxColumns + ` FROM outbox VIEW idx_status_shard_next
-WHERE status = $pending AND shard > $shard
-	AND (next_attempt_at IS NULL OR next_attempt_at <= $now)
-	AND (lease_until IS NULL OR lease_until <= $now)
-ORDER BY shard, next_attempt_at, id
-LIMIT $limit;
-SELECT * FROM $unset UNION ALL SELECT * FROM $due UNION ALL SELECT * FROM $above;`
-
 	// The batch guard: the rows of $expected (id, expected version) that
 	// the table holds at that version, counted by a join on the primary
 	// key (ydb/docs/en/core/yql/reference/syntax/select/join.md: ON with
@@ -89,7 +76,7 @@ func (t *tx) ListOutboxDueFrom(ctx context.Context, fromShard int, now time.Time
 		ts("$now", now).uint("$limit", uint64(limit))
 	var out []outbox.Event
 	// Outside the transaction, like ListOutboxDue (issue 12 item 2).
-	err := t.snapshotRows(ctx, "list due outbox events", yqlListOutboxDueFrom, ps, func(r query.Row) error {
+	err := t.snapshotRows(ctx, "list due outbox events", qListOutboxDueFrom, ps, func(r query.Row) error {
 		e, err := scanOutbox(r)
 		out = append(out, e)
 		return err
@@ -108,10 +95,21 @@ func (t *tx) LeaseOutbox(ctx context.Context, rows []store.OutboxVersion, owner 
 // their TTL expiry, as UpdateOutbox gives them.
 func (t *tx) MarkOutboxPublished(ctx context.Context, rows []store.OutboxVersion, at time.Time) (int, error) {
 	exp := outboxExpireAt(outbox.Event{Status: outbox.StatusPublished, PublishedAt: at}, t.cfg.OutboxRetention)
-	return t.batchVersioned(ctx, "mark outbox events published", rows, yqlMarkOutboxPublished, yqlMarkOutboxPublishedGuarded, func(ps *paramList) *paramList {
+	n, err := t.batchVersioned(ctx, "mark outbox events published", rows, yqlMarkOutboxPublished, yqlMarkOutboxPublishedGuarded, func(ps *paramList) *paramList {
 		return ps.text("$status", string(outbox.StatusPublished)).optTS("$published_at", at).
 			text("$lease_owner", "").optTS("$lease_until", time.Time{}).text("$last_error", "").optTS("$expire_at", exp)
 	})
+	if err != nil || n == 0 {
+		return n, err
+	}
+	// The published rows stopped blocking: their aggregates' next blocking
+	// rows become the heads (outbox_heads.go). Its first read sends the
+	// deferred mark, so it reads the rows as published.
+	ids := make([]string, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+	}
+	return n, t.promoteHeadsOfRows(ctx, ids)
 }
 
 // batchVersioned updates, with updateYQL, each row at its expected version

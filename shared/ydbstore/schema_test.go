@@ -309,15 +309,17 @@ func TestHotTablesSplitByLoad(t *testing.T) {
 	}
 }
 
-// TestBucketedIndexes: the list indexes of sagas and idempotency keys start
-// with bucket (migration 0013, issue 12 item 5), the unbucketed ones are
-// gone, and each bucketed index splits by load, so its bucket prefixes can
-// move to partitions of their own.
+// TestBucketedIndexes: the list indexes of sagas, idempotency keys and the
+// outbox start with bucket (migrations 0013 and 0015), the unbucketed ones
+// are gone, and each bucketed index splits by load, so its bucket prefixes
+// can move to partitions of their own; every outbox index splits by load
+// (each is written by every outbox insert or publish).
 func TestBucketedIndexes(t *testing.T) {
 	tables := schemaTables(t)
 	want := map[string][]string{
 		"sagas":            {"idx_bucket_state_next", "idx_bucket_state_updated"},
 		"idempotency_keys": {"idx_bucket_status_locked"},
+		"outbox":           {"idx_bucket_status_shard_head_next"},
 	}
 	for name, idxs := range want {
 		tb := tables[name]
@@ -336,6 +338,15 @@ func TestBucketedIndexes(t *testing.T) {
 			if !strings.Contains(strings.Join(tb.indexSettings[idx], ","), "AUTO_PARTITIONING_BY_LOAD = ENABLED") {
 				t.Errorf("%s.%s: no AUTO_PARTITIONING_BY_LOAD = ENABLED", name, idx)
 			}
+		}
+	}
+	outbox := tables["outbox"]
+	if outbox.columns["head"] != "Bool" {
+		t.Errorf("outbox.head is %q, want Bool", outbox.columns["head"])
+	}
+	for idx := range outbox.indexes {
+		if !strings.Contains(strings.Join(outbox.indexSettings[idx], ","), "AUTO_PARTITIONING_BY_LOAD = ENABLED") {
+			t.Errorf("outbox.%s: no AUTO_PARTITIONING_BY_LOAD = ENABLED", idx)
 		}
 	}
 }

@@ -448,6 +448,13 @@ func (t *twinTx) MarkOutboxPublished(ctx context.Context, rows []store.OutboxVer
 
 // versionsOf answers a batched version read: every row at its expected
 // version.
+// DemoteOutbox implements store.OutboxBatch.
+func (t *twinTx) DemoteOutbox(ctx context.Context, ids []string) error {
+	err := t.s.DemoteOutbox(ctx, ids)
+	_ = t.y.DemoteOutbox(ctx, ids)
+	return err
+}
+
 func versionsOf(rows []store.OutboxVersion) []map[string]any {
 	out := make([]map[string]any, len(rows))
 	for i, r := range rows {
