@@ -172,8 +172,11 @@ func (t *tx) flush(ctx context.Context, commit bool) error {
 	if len(t.pending) == 0 {
 		return nil
 	}
-	yql, ps, what := joinWrites(t.pending)
+	yql, ps, what, err := joinWrites(t.pending)
 	t.pending = nil
+	if err != nil {
+		return err
+	}
 	p, err := ps.build()
 	if err != nil {
 		return err
