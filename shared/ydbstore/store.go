@@ -146,10 +146,19 @@ func (s *Store) runOnce(ctx context.Context, readOnly, immediate bool, fn func(c
 		// Only reads: rerunning after an unknown outcome is harmless.
 		opts = append(opts, query.WithIdempotent())
 	}
+	// The probe (probe.go): a closure that needs no transaction takes no
+	// session.
+	probe := &probeConn{qc: s.db.Query()}
+	pt := &tx{c: probe, cfg: &s.cfg, immediate: immediate, readOnly: readOnly}
+	if err := fn(ctx, pt); probe.done(pt) {
+		return err
+	}
+	reads := probe.reads
 	var fnErr error
 	err := s.db.Query().DoTx(ctx, func(ctx context.Context, qtx query.TxActor) error {
-		fnErr = runClosure(ctx, &tx{c: sdkConn{tx: qtx, qc: s.db.Query()}, cfg: &s.cfg,
-			immediate: immediate, readOnly: readOnly}, fn)
+		c := &replayConn{Conn: sdkConn{tx: qtx, qc: s.db.Query()}, reads: reads}
+		reads = nil // a retry reads afresh
+		fnErr = runClosure(ctx, &tx{c: c, cfg: &s.cfg, immediate: immediate, readOnly: readOnly}, fn)
 		return fnErr
 	}, opts...)
 	if errors.Is(fnErr, errOptimisticMiss) {
