@@ -38,6 +38,9 @@ type FakeYDB struct {
 	DSN string
 	// Answer, if set, returns the result sets of a query (nil: empty ones).
 	Answer func(text string, params map[string]*Ydb.TypedValue) []*Ydb.ResultSet
+	// Refuse, if set, answers a query with a failure status and issue
+	// message instead (ok false: answered normally).
+	Refuse func(r FakeRPC) (status Ydb.StatusIds_StatusCode, message string, ok bool)
 
 	t      *testing.T
 	tables map[string]table
@@ -166,6 +169,12 @@ func (f *FakeYDB) ExecuteQuery(req *Ydb_Query.ExecuteQueryRequest, s Ydb_Query_V
 		f.t.Errorf("fake YDB: the server would refuse this text:\n  %s\n%s", strings.Join(issues, "\n  "), text)
 		return s.Send(&Ydb_Query.ExecuteQueryResponsePart{Status: Ydb.StatusIds_GENERIC_ERROR,
 			Issues: []*Ydb_Issue.IssueMessage{{Message: strings.Join(issues, "; ")}}})
+	}
+	if f.Refuse != nil {
+		if st, msg, ok := f.Refuse(r); ok {
+			return s.Send(&Ydb_Query.ExecuteQueryResponsePart{Status: st,
+				Issues: []*Ydb_Issue.IssueMessage{{Message: msg}}})
+		}
 	}
 	var sets []*Ydb.ResultSet
 	if f.Answer != nil {

@@ -185,6 +185,11 @@ func TestUseCasesOverFakeYDB(t *testing.T) {
 		if c.count["ExecuteQuery"] == 0 {
 			t.Errorf("%s sent no query", c.op)
 		}
+		// the payment lookup is a View of one read: one request, no
+		// rollback after its NotFound
+		if c.count["RollbackTransaction"] != 0 {
+			t.Errorf("%s sent a rollback", c)
+		}
 		if c.op == "relayed batch of 10" {
 			lists := 0
 			for _, r := range c.rpcs {

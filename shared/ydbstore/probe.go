@@ -3,6 +3,7 @@ package ydbstore
 import (
 	"context"
 	"errors"
+	"sync"
 
 	"github.com/ydb-platform/ydb-go-sdk/v3"
 	"github.com/ydb-platform/ydb-go-sdk/v3/query"
@@ -33,17 +34,43 @@ import (
 // errNeedsTx stops a probe at its first statement that needs the transaction.
 var errNeedsTx = errors.New("ydbstore: the closure needs a transaction")
 
+// A View (read-only) whose closure makes one read is one request: the
+// probe sends its first read as a snapshot read-only request of its own
+// (BeginTx(snapshot read-only) + CommitTx in its TxControl), and if the
+// closure then ends, that was the whole View: no CommitTransaction or
+// RollbackTransaction follows. A second read needs the View's one snapshot,
+// so the closure runs again in DoTx and reads everything there. The store
+// remembers the first read's text of such a View (viewShapes), and sends
+// that View straight to DoTx from then on: a View of k reads costs k+1
+// requests (k+2 the first time in a process), one of one read costs 1.
+
+// viewShapes remembers the Views that read more than once, by the text of
+// their first read. Safe for concurrent use.
+type viewShapes struct{ multi sync.Map }
+
+func (v *viewShapes) isMulti(yql string) bool {
+	_, ok := v.multi.Load(yql)
+	return ok
+}
+
 // snapRead is one snapshot read of a probe: its text and rows.
 type snapRead struct {
 	yql  string
 	rows []query.Row
 }
 
-// probeConn is the Conn of a probe.
+// probeConn is the Conn of a probe. snap runs a snapshot read (the real
+// one, or an offline Conn's).
 type probeConn struct {
-	qc     query.Client
-	reads  []snapRead
-	needTx bool
+	snap     func(ctx context.Context, yql string, p ydb.Params, fn func(query.Row) error) error
+	readOnly bool
+	views    *viewShapes
+	first    string // the text of a read-only probe's first read
+	reads    []snapRead
+	needTx   bool
+	// txReads counts the reads of a read-only probe sent as single-read
+	// snapshot requests (at most one: a second needs the transaction).
+	txReads int
 	// failed: a snapshot read failed; the error's handling (the SDK's
 	// retries) is left to the real run.
 	failed bool
@@ -54,19 +81,46 @@ func (p *probeConn) Exec(context.Context, string, ydb.Params, bool) error {
 	return errNeedsTx
 }
 
-func (p *probeConn) QueryRow(context.Context, string, ydb.Params) (query.Row, error) {
-	p.needTx = true
-	return nil, errNeedsTx
+func (p *probeConn) QueryRow(ctx context.Context, yql string, ps ydb.Params) (query.Row, error) {
+	var first query.Row
+	err := p.Each(ctx, yql, ps, func(r query.Row) error {
+		if first == nil {
+			first = r
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if first == nil {
+		return nil, query.ErrNoRows
+	}
+	return first, nil
 }
 
-func (p *probeConn) Each(context.Context, string, ydb.Params, func(query.Row) error) error {
-	p.needTx = true
-	return errNeedsTx
+func (p *probeConn) Each(ctx context.Context, yql string, ps ydb.Params, fn func(query.Row) error) error {
+	if p.readOnly && p.txReads > 0 {
+		p.views.multi.Store(p.first, true)
+	}
+	if p.needTx || !p.readOnly || p.txReads > 0 || p.views.isMulti(yql) {
+		p.needTx = true
+		return errNeedsTx
+	}
+	p.txReads++
+	p.first = yql
+	err := p.snap(ctx, yql, ps, fn)
+	if err != nil {
+		p.failed = true
+	}
+	return err
 }
 
 func (p *probeConn) Snapshot(ctx context.Context, yql string, ps ydb.Params, fn func(query.Row) error) error {
+	if p.needTx { // the probe is over: what follows runs in the transaction
+		return errNeedsTx
+	}
 	read := snapRead{yql: yql}
-	err := sdkConn{qc: p.qc}.Snapshot(ctx, yql, ps, func(r query.Row) error {
+	err := p.snap(ctx, yql, ps, func(r query.Row) error {
 		read.rows = append(read.rows, r)
 		return nil
 	})

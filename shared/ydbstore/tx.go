@@ -35,6 +35,8 @@ type tx struct {
 	pending []write
 	// ran: a statement was sent; committed: one carried the commit.
 	ran, committed bool
+	// txReads counts the reads sent in the transaction.
+	txReads int
 }
 
 // absent marks a row seen missing.
@@ -230,6 +232,7 @@ func (t *tx) row(ctx context.Context, what, yql string, ps *paramList, scan func
 		return false, err
 	}
 	t.ran = true
+	t.txReads++
 	r, err := t.c.QueryRow(ctx, yql, p)
 	if errors.Is(err, query.ErrNoRows) {
 		return false, nil
@@ -274,6 +277,7 @@ func (t *tx) scanAll(ctx context.Context, what, yql string, ps *paramList, scan 
 			return err
 		}
 		t.ran = true
+		t.txReads++
 		err = t.c.Each(ctx, yql, p, each)
 	}
 	if scanFail != nil {
