@@ -58,6 +58,8 @@ type FakeRPC struct {
 	// Begin, Commit: the TxControl of an ExecuteQuery begins a transaction
 	// (lazy begin) or commits it; Snapshot: it is a snapshot read-only one.
 	Begin, Commit, Snapshot bool
+	// RU is the request's I/O estimate (fakeydb_ru_test.go).
+	RU RU
 }
 
 // StartFakeYDB starts a FakeYDB on a loopback port for the test's lifetime.
@@ -164,14 +166,15 @@ func (f *FakeYDB) ExecuteQuery(req *Ydb_Query.ExecuteQueryRequest, s Ydb_Query_V
 	tc := req.GetTxControl()
 	r := FakeRPC{Method: "ExecuteQuery", Text: text, Params: bound, Commit: tc.GetCommitTx(),
 		Begin: tc.GetBeginTx() != nil, Snapshot: tc.GetBeginTx().GetSnapshotReadOnly() != nil}
-	f.record(r)
 	if issues := checkYQL(text, bound, f.tables); len(issues) > 0 {
 		f.t.Errorf("fake YDB: the server would refuse this text:\n  %s\n%s", strings.Join(issues, "\n  "), text)
+		f.record(r)
 		return s.Send(&Ydb_Query.ExecuteQueryResponsePart{Status: Ydb.StatusIds_GENERIC_ERROR,
 			Issues: []*Ydb_Issue.IssueMessage{{Message: strings.Join(issues, "; ")}}})
 	}
 	if f.Refuse != nil {
 		if st, msg, ok := f.Refuse(r); ok {
+			f.record(r)
 			return s.Send(&Ydb_Query.ExecuteQueryResponsePart{Status: st,
 				Issues: []*Ydb_Issue.IssueMessage{{Message: msg}}})
 		}
@@ -182,18 +185,20 @@ func (f *FakeYDB) ExecuteQuery(req *Ydb_Query.ExecuteQueryRequest, s Ydb_Query_V
 	}
 	answered := sets != nil
 	for _, st := range splitYQL(text) {
-		switch st.kind {
-		case "INSERT", "UPSERT", "UPDATE":
-			f.echoWrite(st, req.GetParameters())
-		case "SELECT":
-			if answered {
-				continue
-			}
+		if st.kind == "SELECT" && !answered {
 			rs, ok := f.echoRead(st, req.GetParameters())
 			if !ok {
 				rs = &Ydb.ResultSet{}
 			}
 			sets = append(sets, rs)
+		}
+	}
+	r.RU = f.estimateRU(text, req.GetParameters(), sets)
+	f.record(r)
+	for _, st := range splitYQL(text) {
+		switch st.kind {
+		case "INSERT", "UPSERT", "UPDATE":
+			f.echoWrite(st, req.GetParameters())
 		}
 	}
 	// As KQP answers (ydb/core/kqp/session_actor, FillTxInfo): every

@@ -17,6 +17,7 @@ import (
 	"ordersaga/shared/outbox"
 	"ordersaga/shared/queue"
 	"ordersaga/shared/relay"
+	"ordersaga/shared/saga"
 	"ordersaga/shared/sqlitequeue"
 	"ordersaga/shared/store"
 	"ordersaga/shared/ydbstore"
@@ -70,24 +71,27 @@ type rpcCount struct {
 	op    string
 	rpcs  []ydbstore.FakeRPC
 	count map[string]int
+	ru    ydbstore.RU
 }
 
 func countRPCs(op string, rpcs []ydbstore.FakeRPC) rpcCount {
 	c := rpcCount{op: op, rpcs: rpcs, count: map[string]int{}}
 	for _, r := range rpcs {
 		c.count[r.Method]++
+		c.ru.Reads += r.RU.Reads
+		c.ru.Writes += r.RU.Writes
 	}
 	return c
 }
 
 func (c rpcCount) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %d RPCs %v", c.op, len(c.rpcs), c.count)
+	fmt.Fprintf(&b, "%s: %d RPCs %v, %d RU (%d reads, %d writes)", c.op, len(c.rpcs), c.count, c.ru.Units(), c.ru.Reads, c.ru.Writes)
 	for _, r := range c.rpcs {
 		b.WriteString("\n    " + r.Method)
 		if r.Text != "" {
 			s := strings.Join(strings.Fields(r.Text), " ")
-			b.WriteString(" " + s[:min(90, len(s))])
+			b.WriteString(fmt.Sprintf(" [%d RU] ", r.RU.Units()) + s[:min(90, len(s))])
 		}
 	}
 	return b.String()
@@ -120,6 +124,15 @@ func runConfirmedOrder(t *testing.T) []rpcCount {
 	}
 	take("new order")
 
+	// A message may run several steps (step chaining); its RPCs are cut
+	// after each step's save (the committing query that appends the
+	// saga-log line), named by AfterStep; what follows the last save (the
+	// fast-path publish) goes to the last step.
+	var stepNames []string
+	a.Advancer.AfterStep = func(step string, dir saga.Direction) error {
+		stepNames = append(stepNames, fmt.Sprintf("saga step %s (%s)", step, dir))
+		return nil
+	}
 	state := ""
 	for i := 0; i < 10 && state != "completed"; i++ {
 		msgs, err := q.Receive(ctx, cfg.QueueURLs.SagaCommands, queue.ReceiveOptions{Max: 1})
@@ -132,7 +145,20 @@ func runConfirmedOrder(t *testing.T) []rpcCount {
 		if err != nil {
 			t.Fatalf("saga message: %v", err)
 		}
-		take(fmt.Sprintf("saga message (%s, %s)", res.Step, res.State))
+		rpcs := f.Take()
+		ops = append(ops, countRPCs(fmt.Sprintf("saga message (%d steps)", len(stepNames)), rpcs))
+		var cut []ydbstore.FakeRPC
+		for _, r := range rpcs {
+			cut = append(cut, r)
+			if r.Commit && strings.Contains(r.Text, "INSERT INTO saga_log") && len(stepNames) > 1 {
+				ops = append(ops, countRPCs(stepNames[0], cut))
+				stepNames, cut = stepNames[1:], nil
+			}
+		}
+		if len(stepNames) > 0 {
+			ops = append(ops, countRPCs(stepNames[0], cut))
+		}
+		stepNames = nil
 		state = string(res.State)
 		if err := q.Delete(ctx, cfg.QueueURLs.SagaCommands, m.ReceiptHandle); err != nil {
 			t.Fatal(err)
@@ -229,5 +255,25 @@ func TestIdleRunsTakeNoSession(t *testing.T) {
 		if c.count["DeleteSession"] != 0 {
 			t.Errorf("a session was deleted: %s", c)
 		}
+	}
+}
+
+// TestRequestUnitsPerOrder prints the I/O request units (fakeydb_ru_test.go)
+// of a confirmed order as the fake received it: the new order, each saga
+// step, the order in all (new order and its steps), and the relay's
+// publish of the order's events is in the steps' fast-path publishes.
+func TestRequestUnitsPerOrder(t *testing.T) {
+	ops := runConfirmedOrder(t)
+	perOrder, trips := 0, 0
+	for _, c := range ops {
+		if c.op == "new order" || strings.HasPrefix(c.op, "saga step ") {
+			perOrder += c.ru.Units()
+			trips += len(c.rpcs)
+		}
+		t.Logf("%-45s %3d RPCs %4d RU (%d reads, %d writes)", c.op, len(c.rpcs), c.ru.Units(), c.ru.Reads, c.ru.Writes)
+	}
+	t.Logf("%-45s %3d RPCs %4d RU", "per confirmed order (new order + steps)", trips, perOrder)
+	if perOrder == 0 {
+		t.Error("no request units counted")
 	}
 }
