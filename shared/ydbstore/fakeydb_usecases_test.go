@@ -195,7 +195,18 @@ func runConfirmedOrder(t *testing.T) []rpcCount {
 		t.Fatalf("idle relay: %d events, %v", n, err)
 	}
 	take("relay run with nothing due")
+	// What handlers.SagaRecovery does with the store on an idle database.
 	if _, err := a.Recovery.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	err = st.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		_, err := tx.DeletePublishedOutbox(ctx, a.Now().Add(-cfg.Relay.Retention), 1000)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Redrive.ResolveFinished(ctx, 100); err != nil {
 		t.Fatal(err)
 	}
 	take("idle recovery run")
