@@ -281,9 +281,10 @@ func TestRequestUnitsPerOrder(t *testing.T) {
 			perOrder += c.ru.Units()
 			trips += len(c.rpcs)
 		}
-		t.Logf("%-45s %3d RPCs %4d RU (%d reads, %d writes)", c.op, len(c.rpcs), c.ru.Units(), c.ru.Reads, c.ru.Writes)
+		// one line per operation, read by scripts/bench (ydbfake.go)
+		t.Logf("ydbfake\t%s\t%d\t%d\t%d\t%d", c.op, len(c.rpcs), c.ru.Units(), c.ru.Reads, c.ru.Writes)
 	}
-	t.Logf("%-45s %3d RPCs %4d RU", "per confirmed order (new order + steps)", trips, perOrder)
+	t.Logf("ydbfake\t%s\t%d\t%d\t-\t-", "per confirmed order (new order + steps)", trips, perOrder)
 	if perOrder == 0 {
 		t.Error("no request units counted")
 	}
