@@ -14,6 +14,8 @@
 // "transaction locks invalidated"), UNAVAILABLE, OVERLOADED, BAD_SESSION and
 // SESSION_BUSY. View runs a snapshot read-only transaction the same way (and
 // also retries UNDETERMINED and SESSION_EXPIRED, reads being idempotent).
+// Every closure first runs as a probe (probe.go): one that needs no
+// transaction takes no session, and a View of one read is one request.
 //
 // Retries: besides what DoTx retries itself, a statement that fails with a
 // status the SDK retries only for idempotent operations (transport
