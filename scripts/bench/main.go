@@ -90,6 +90,7 @@ func main() {
 	}
 	if run("ydbtrips") {
 		rows = append(rows, benchYDBTrips()...)
+		rows = append(rows, benchYDBFake()...)
 	}
 	if run("coldstart") {
 		rows = append(rows, benchColdStart()...)

@@ -1,6 +1,8 @@
 // Command migrate applies ordersaga's YDB schema (schema/ydb, embedded) to a
 // YDB database: every NNNN_name.sql not yet recorded in the database's
-// schema_migrations table, in order, each once. Running it again is a no-op.
+// schema_migrations table, in order, each once. Running it again is a no-op;
+// each statement is recorded in schema_migration_statements once it
+// succeeded, so a run interrupted inside a migration resumes after it.
 //
 // Usage:
 //

@@ -2,12 +2,15 @@ package ydbstore
 
 import (
 	"errors"
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/ydb-platform/ydb-go-genproto/protos/Ydb"
 	"github.com/ydb-platform/ydb-go-sdk/v3"
+
+	"ordersaga/shared/apperr"
 )
 
 // Deferred writes (issue 12 item 6).
@@ -77,10 +80,11 @@ var reParamName = regexp.MustCompile(`\$([A-Za-z_][A-Za-z0-9_]*)`)
 
 // joinWrites renders deferred writes as one query: group i's parameters
 // and named expressions are renamed $w<i>_<name>, so the groups cannot
-// clash. The text depends only on which consts are joined, never on values.
-func joinWrites(ws []write) (string, *paramList, string) {
+// clash, and every group's DECLAREs are hoisted to the start (hoistDeclares).
+// The text depends only on which consts are joined, never on values.
+func joinWrites(ws []write) (string, *paramList, string, error) {
 	if len(ws) == 1 {
-		return ws[0].yql, ws[0].ps, ws[0].what
+		return ws[0].yql, ws[0].ps, ws[0].what, nil
 	}
 	var b strings.Builder
 	all := newParams()
@@ -94,7 +98,41 @@ func joinWrites(ws []write) (string, *paramList, string) {
 		}
 		whats = append(whats, w.what)
 	}
-	return b.String(), all, strings.Join(whats, "; ")
+	yql, err := hoistDeclares(b.String())
+	if err != nil {
+		return "", nil, "", apperr.Wrap(apperr.Internal, err, "ydbstore: join %s", strings.Join(whats, "; "))
+	}
+	return yql, all, strings.Join(whats, "; "), nil
+}
+
+var reDeclareLine = regexp.MustCompile(`^DECLARE\s+(\$\w+)\s+AS\s+(.+?);?$`)
+
+// hoistDeclares moves every DECLARE line of yql to its start, in order of
+// appearance, each name once: YQL refuses a DECLARE after the first
+// statement of the body (a SELECT, a named expression, a write;
+// yql/essentials/sql/v1/sql_query.cpp in ydb-platform/ydb, "DECLARE
+// statement should be in beginning of query"). A name declared twice with
+// two types is an error. The other lines keep their order.
+func hoistDeclares(yql string) (string, error) {
+	var d, b strings.Builder
+	types := map[string]string{}
+	for _, line := range strings.Split(yql, "\n") {
+		m := reDeclareLine.FindStringSubmatch(strings.TrimSpace(line))
+		if m == nil {
+			b.WriteString(line + "\n")
+			continue
+		}
+		typ := strings.Join(strings.Fields(m[2]), "")
+		if prev, dup := types[m[1]]; dup {
+			if prev != typ {
+				return "", fmt.Errorf("%s declared as %s and as %s", m[1], prev, typ)
+			}
+			continue
+		}
+		types[m[1]] = typ
+		d.WriteString(strings.TrimSpace(line) + "\n")
+	}
+	return d.String() + strings.TrimLeft(b.String(), "\n"), nil
 }
 
 var reTables = regexp.MustCompile(`(?i)\b(?:FROM|INTO|UPDATE)\s+` + "`?" + `([A-Za-z_][A-Za-z0-9_]*)`)

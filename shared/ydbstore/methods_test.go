@@ -2,6 +2,7 @@ package ydbstore
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -206,15 +207,17 @@ func TestMethodsBindAndScan(t *testing.T) {
 		}
 	}
 	// Run by Store.Migrate against the driver, outside a transaction.
-	storeLevel := map[string]bool{"yqlCreateMigrationsTable": true, "yqlListMigrations": true, "yqlRecordMigration": true}
+	storeLevel := map[string]bool{"yqlCreateMigrationsTable": true, "yqlListMigrations": true, "yqlRecordMigration": true,
+		"yqlCreateMigrationStatementsTable": true, "yqlListMigrationStatements": true, "yqlRecordMigrationStatement": true}
 	for name := range queries {
 		if !rec.ran[name] && !storeLevel[name] {
 			t.Errorf("%s is never executed by any store method", name)
 		}
 	}
 	checkDeclares(t, "record migration", yqlRecordMigration, migrationParams(Migration{Version: 3, Name: "0003_x.sql"}, time.Now()))
+	checkDeclares(t, "record migration statement", yqlRecordMigrationStatement, statementParams(Migration{Version: 3}, 2, time.Now()))
 	for name := range storeLevel {
-		if name != "yqlRecordMigration" && len(declares(queries[name])) != 0 {
+		if !strings.HasPrefix(name, "yqlRecordMigration") && len(declares(queries[name])) != 0 {
 			t.Errorf("%s must take no parameters", name)
 		}
 	}

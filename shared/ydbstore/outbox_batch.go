@@ -28,8 +28,9 @@ const (
 	// key (ydb/docs/en/core/yql/reference/syntax/select/join.md: ON with
 	// equalities combined by AND), must be all of them, else Ensure fails
 	// the whole query (builtins/basic.md, Ensure) and nothing commits.
+	outboxBatchGuardDeclare = `
+DECLARE $expected AS List<Struct<'id': Utf8, 'version': Int64>>;`
 	outboxBatchGuard = `
-DECLARE $expected AS List<Struct<'id': Utf8, 'version': Int64>>;
 $matched = (SELECT COUNT(*) FROM AS_TABLE($expected) AS e INNER JOIN outbox AS o ON e.id = o.id AND e.version = o.version);
 SELECT Ensure(0, $matched = ListLength($expected), "` + guardMarker + `") AS guard;`
 
@@ -41,30 +42,39 @@ SELECT id, version FROM outbox WHERE id IN $ids;`
 	// UPDATE ON changes only the listed columns of existing rows, found by
 	// primary key; $rows holds the rows that were at their expected version,
 	// with the new version.
-	yqlLeaseOutbox = `
+	yqlLeaseOutbox = leaseOutboxDeclares + leaseOutboxBody
+
+	leaseOutboxDeclares = `
 DECLARE $rows AS List<Struct<'id': Utf8, 'version': Int64>>;
 DECLARE $lease_owner AS Utf8;
-DECLARE $lease_until AS Optional<Timestamp>;
+DECLARE $lease_until AS Optional<Timestamp>;`
+	leaseOutboxBody = `
 UPDATE outbox ON
 SELECT id, version, $lease_owner AS lease_owner, $lease_until AS lease_until
 FROM AS_TABLE($rows);`
 
-	yqlLeaseOutboxGuarded = outboxBatchGuard + yqlLeaseOutbox
+	// The DECLAREs come first: YQL refuses one after the guard's
+	// statements (see hoistDeclares).
+	yqlLeaseOutboxGuarded = leaseOutboxDeclares + outboxBatchGuardDeclare + outboxBatchGuard + leaseOutboxBody
 
-	yqlMarkOutboxPublished = `
+	yqlMarkOutboxPublished = markOutboxPublishedDeclares + markOutboxPublishedBody
+
+	markOutboxPublishedDeclares = `
 DECLARE $rows AS List<Struct<'id': Utf8, 'version': Int64>>;
 DECLARE $status AS Utf8;
 DECLARE $published_at AS Optional<Timestamp>;
 DECLARE $lease_owner AS Utf8;
 DECLARE $lease_until AS Optional<Timestamp>;
 DECLARE $last_error AS Utf8;
-DECLARE $expire_at AS Optional<Timestamp>;
+DECLARE $expire_at AS Optional<Timestamp>;`
+	markOutboxPublishedBody = `
 UPDATE outbox ON
 SELECT id, version, $status AS status, $published_at AS published_at, $lease_owner AS lease_owner,
 	$lease_until AS lease_until, $last_error AS last_error, $expire_at AS expire_at
 FROM AS_TABLE($rows);`
 
-	yqlMarkOutboxPublishedGuarded = outboxBatchGuard + yqlMarkOutboxPublished
+	yqlMarkOutboxPublishedGuarded = markOutboxPublishedDeclares + outboxBatchGuardDeclare + outboxBatchGuard +
+		markOutboxPublishedBody
 )
 
 // ListOutboxDueFrom implements store.OutboxBatch. limit <= 0 returns nothing.

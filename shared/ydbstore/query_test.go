@@ -300,40 +300,9 @@ func TestListsReadKeyRanges(t *testing.T) {
 	tables := schemaTables(t)
 	branches := 0
 	for name, yql := range allQueries(t) {
-		if reOptOr.MatchString(yql) || reOrderBy.MatchString(yql) {
-			t.Errorf("%s: optional filter or ORDER BY expression", name)
-		}
-		for _, m := range reBranch.FindAllStringSubmatch(yql, -1) {
-			branches++
-			tb := tables[m[1]]
-			cols := append(append([]string{}, tb.indexes[m[2]]...), tb.pk...)
-			fixed := map[string]bool{}
-			for _, part := range reAnd.Split(m[3], -1) {
-				if em := reEqPart.FindStringSubmatch(strings.TrimSpace(part)); em != nil {
-					fixed[em[1]] = true
-				}
-			}
-			var order []string
-			for _, item := range splitTop(m[4]) {
-				order = append(order, strings.Trim(strings.TrimSuffix(item, " DESC"), "`"))
-			}
-			start := slicesIndex(cols, order[0])
-			if start < 0 {
-				t.Errorf("%s: ORDER BY %s is not a column of %s or the key", name, order[0], m[2])
-				continue
-			}
-			for _, c := range cols[:start] {
-				if !fixed[c] {
-					t.Errorf("%s: %s sorts by %s but does not fix %s", name, m[2], order[0], c)
-				}
-			}
-			for i, c := range order {
-				if start+i >= len(cols) || cols[start+i] != c {
-					t.Errorf("%s: ORDER BY %v is not in %s's column order %v", name, order, m[2], cols)
-					break
-				}
-			}
-		}
+		branches += checkBranches(yql, tables, func(format string, a ...any) {
+			t.Errorf("%s: %s", name, fmt.Sprintf(format, a...))
+		})
 	}
 	if branches < 100 {
 		t.Errorf("found only %d LIMITed index branches", branches)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"reflect"
 	"regexp"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -29,6 +30,7 @@ type recorder struct {
 	found   bool
 	version int64 // what a "version" column reads as
 	ran     map[string]bool
+	byCanon map[string]string
 }
 
 func (r *recorder) check(yql string, p ydb.Params) string {
@@ -39,13 +41,20 @@ func (r *recorder) check(yql string, p ydb.Params) string {
 	if err := marshalParams(p); err != nil {
 		r.t.Errorf("%s: the SDK could not send these parameters: %v", yql, err)
 	}
+	if r.tables != nil {
+		if issues := checkYQL(yql, got, r.tables); len(issues) > 0 {
+			r.t.Errorf("the server would refuse this text:\n  %s\n%s", strings.Join(issues, "\n  "), yql)
+		}
+	}
 	if !strings.Contains(yql, writeSeparator) {
 		return r.checkOne(yql, got)
 	}
-	// A flush of deferred writes: group i is a const (or a guarded const)
-	// with every $name renamed $w<i>_name.
+	// A flush of deferred writes: every group's DECLAREs first, then group
+	// i's body, a const (or a guarded const) with every $name renamed
+	// $w<i>_name.
+	parts := strings.Split(yql, writeSeparator)
 	var names []string
-	for i, part := range strings.Split(yql, writeSeparator)[1:] {
+	for i, part := range parts[1:] {
 		prefix := fmt.Sprintf("$w%d_", i)
 		sub := map[string]string{}
 		for n, ty := range got {
@@ -53,13 +62,31 @@ func (r *recorder) check(yql string, p ydb.Params) string {
 				sub["$"+strings.TrimPrefix(n, prefix)] = ty
 			}
 		}
-		names = append(names, r.checkOne(strings.ReplaceAll(part, prefix, "$"), sub))
+		var decl strings.Builder
+		for _, line := range strings.Split(parts[0], "\n") {
+			if strings.HasPrefix(line, "DECLARE "+prefix) {
+				decl.WriteString(line + "\n")
+			}
+		}
+		names = append(names, r.checkOne(strings.ReplaceAll(decl.String()+part, prefix, "$"), sub))
 	}
 	return strings.Join(names, "+")
 }
 
+// canonical is a text with its DECLAREs sorted first and blank lines
+// dropped: a group of a flush and the const it came from compare equal.
+func canonical(yql string) string {
+	d, b := splitDeclares(yql)
+	lines := strings.Split(strings.TrimSpace(d), "\n")
+	sort.Strings(lines)
+	return strings.Join(lines, "\n") + "\n" + b
+}
+
 func (r *recorder) checkOne(yql string, got map[string]string) string {
 	name, ok := r.queries[yql]
+	if !ok {
+		name, ok = r.canon()[canonical(yql)]
+	}
 	if !ok {
 		r.t.Errorf("a statement that is not a yql const was executed:\n%s", yql)
 		return "?"
@@ -72,6 +99,17 @@ func (r *recorder) checkOne(yql string, got map[string]string) string {
 		r.t.Errorf("%s: bound %v, declared %v", name, got, want)
 	}
 	return name
+}
+
+// canon indexes r.queries by canonical text.
+func (r *recorder) canon() map[string]string {
+	if r.byCanon == nil {
+		r.byCanon = map[string]string{}
+		for yql, name := range r.queries {
+			r.byCanon[canonical(yql)] = name
+		}
+	}
+	return r.byCanon
 }
 
 func (r *recorder) Exec(_ context.Context, yql string, p ydb.Params, _ bool) error {

@@ -14,6 +14,8 @@
 // "transaction locks invalidated"), UNAVAILABLE, OVERLOADED, BAD_SESSION and
 // SESSION_BUSY. View runs a snapshot read-only transaction the same way (and
 // also retries UNDETERMINED and SESSION_EXPIRED, reads being idempotent).
+// Every closure first runs as a probe (probe.go): one that needs no
+// transaction takes no session, and a View of one read is one request.
 //
 // Retries: besides what DoTx retries itself, a statement that fails with a
 // status the SDK retries only for idempotent operations (transport
@@ -62,8 +64,9 @@ const closeTimeout = 10 * time.Second
 
 // Store is the YDB store. It is safe for concurrent use.
 type Store struct {
-	db  *ydb.Driver
-	cfg Config
+	db    *ydb.Driver
+	cfg   Config
+	views *viewShapes // probe.go
 }
 
 // Open validates cfg, connects to the database and returns the store. It
@@ -79,7 +82,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err != nil {
 		return nil, classify(ctx, err, "ydbstore: open %s", redactDSN(cfg.ConnectionString))
 	}
-	return &Store{db: db, cfg: cfg}, nil
+	return &Store{db: db, cfg: cfg, views: &viewShapes{}}, nil
 }
 
 // Close closes the driver; transactions still running fail.
@@ -119,15 +122,23 @@ func (s *Store) View(ctx context.Context, fn func(ctx context.Context, tx store.
 // precondition failed at the flush (errOptimisticMiss: nothing was
 // committed) once more with immediate checks, so Conflict and NotFound
 // reach the closure at the call that caused them.
+//
+// Both runs share one budget of Config.MaxAttempts runs of the closure
+// (the rerun takes one), so a transaction never runs more than MaxAttempts
+// times in all.
 func (s *Store) run(ctx context.Context, readOnly bool, fn func(context.Context, store.Tx) error) error {
-	err := s.runOnce(ctx, readOnly, s.cfg.ImmediateWrites, fn)
+	b := newAttemptBudget(s.cfg.MaxAttempts)
+	err := s.runOnce(ctx, readOnly, s.cfg.ImmediateWrites, fn, b)
 	if errors.Is(err, errOptimisticMiss) {
-		err = s.runOnce(ctx, readOnly, true, fn)
+		if berr := b.Acquire(ctx); berr != nil {
+			return classify(ctx, berr, "ydbstore: transaction")
+		}
+		err = s.runOnce(ctx, readOnly, true, fn, b)
 	}
 	return err
 }
 
-func (s *Store) runOnce(ctx context.Context, readOnly, immediate bool, fn func(context.Context, store.Tx) error) error {
+func (s *Store) runOnce(ctx context.Context, readOnly, immediate bool, fn func(context.Context, store.Tx) error, b *attemptBudget) error {
 	settings := query.TxSettings(query.WithSerializableReadWrite())
 	if readOnly {
 		settings = query.TxSettings(query.WithSnapshotReadOnly())
@@ -140,16 +151,25 @@ func (s *Store) runOnce(ctx context.Context, readOnly, immediate bool, fn func(c
 		// statement costs no round trip at all (CommitTx of a lazy tx is a
 		// no-op).
 		query.WithLazyTx(true),
-		query.WithRetryBudget(newAttemptBudget(s.cfg.MaxAttempts)),
+		query.WithRetryBudget(b),
 	}
 	if readOnly {
 		// Only reads: rerunning after an unknown outcome is harmless.
 		opts = append(opts, query.WithIdempotent())
 	}
+	// The probe (probe.go): a closure that needs no transaction takes no
+	// session.
+	probe := &probeConn{snap: sdkConn{qc: s.db.Query()}.Snapshot, readOnly: readOnly, views: s.views}
+	pt := &tx{c: probe, cfg: &s.cfg, immediate: immediate, readOnly: readOnly}
+	if err := fn(ctx, pt); probe.done(pt) {
+		return err
+	}
+	reads := probe.reads
 	var fnErr error
 	err := s.db.Query().DoTx(ctx, func(ctx context.Context, qtx query.TxActor) error {
-		fnErr = runClosure(ctx, &tx{c: sdkConn{tx: qtx, qc: s.db.Query()}, cfg: &s.cfg,
-			immediate: immediate, readOnly: readOnly}, fn)
+		c := &replayConn{Conn: sdkConn{tx: qtx, qc: s.db.Query()}, reads: reads}
+		reads = nil // a retry reads afresh
+		fnErr = runClosure(ctx, &tx{c: c, cfg: &s.cfg, immediate: immediate, readOnly: readOnly}, fn)
 		return fnErr
 	}, opts...)
 	if errors.Is(fnErr, errOptimisticMiss) {
@@ -181,18 +201,38 @@ type OfflineConn interface {
 	Commit(ctx context.Context) error
 }
 
+// offlineRollback is an OfflineConn that also takes the rollback RPC: where
+// DoTx would send RollbackTransaction (a closure that failed after a
+// statement began its transaction, none having carried the commit).
+type offlineRollback interface {
+	Rollback(ctx context.Context) error
+}
+
 // RunOffline runs fn as InTx (or View, readOnly) would, over c instead of a
 // database session: the same deferred writes, flushes and commit, and the
-// same rerun with immediate checks after errOptimisticMiss. It exists to
+// same rerun with immediate checks after errOptimisticMiss. It counts what
+// the probe (probe.go) and the transaction send in steady state, running fn
+// once: snapshot reads once; a View of one read is that one request, a View
+// of more reads its reads and the commit. It exists to
 // count and check what the adapter sends (package ydbtrips; the package's
 // tests); it retries nothing else.
 func RunOffline(ctx context.Context, cfg Config, c OfflineConn, readOnly bool, fn func(context.Context, store.Tx) error) error {
 	cfg = cfg.withDefaults()
 	attempt := func(immediate bool) error {
+		// One pass that counts what the probe and the real run send
+		// together in steady state (probe.go), so the closure runs once.
 		t := &tx{c: c, cfg: &cfg, immediate: immediate, readOnly: readOnly}
 		err := runClosure(ctx, t, fn)
+		if readOnly && t.txReads <= 1 {
+			return err // a single-read View is its one snapshot request
+		}
 		if err == nil && t.ran && !t.committed {
 			return c.Commit(ctx)
+		}
+		if rb, ok := c.(offlineRollback); ok && err != nil && t.ran && !t.committed {
+			// DoTx's deferred Rollback sends RollbackTransaction for a
+			// transaction that began and did not complete.
+			_ = rb.Rollback(ctx)
 		}
 		return err
 	}

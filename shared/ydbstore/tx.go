@@ -35,6 +35,8 @@ type tx struct {
 	pending []write
 	// ran: a statement was sent; committed: one carried the commit.
 	ran, committed bool
+	// txReads counts the reads sent in the transaction.
+	txReads int
 }
 
 // absent marks a row seen missing.
@@ -172,8 +174,11 @@ func (t *tx) flush(ctx context.Context, commit bool) error {
 	if len(t.pending) == 0 {
 		return nil
 	}
-	yql, ps, what := joinWrites(t.pending)
+	yql, ps, what, err := joinWrites(t.pending)
 	t.pending = nil
+	if err != nil {
+		return err
+	}
 	p, err := ps.build()
 	if err != nil {
 		return err
@@ -227,6 +232,7 @@ func (t *tx) row(ctx context.Context, what, yql string, ps *paramList, scan func
 		return false, err
 	}
 	t.ran = true
+	t.txReads++
 	r, err := t.c.QueryRow(ctx, yql, p)
 	if errors.Is(err, query.ErrNoRows) {
 		return false, nil
@@ -271,6 +277,7 @@ func (t *tx) scanAll(ctx context.Context, what, yql string, ps *paramList, scan 
 			return err
 		}
 		t.ran = true
+		t.txReads++
 		err = t.c.Each(ctx, yql, p, each)
 	}
 	if scanFail != nil {

@@ -30,6 +30,9 @@ import (
 type Trips struct {
 	Queries int // statements sent (reads, flushes, snapshot reads)
 	Commits int // CommitTransaction RPCs
+	// Rollbacks are RollbackTransaction RPCs (a closure that failed after
+	// its first statement, e.g. on an optimistic miss or a NotFound read).
+	Rollbacks int
 	// Texts counts the statements by their first table-naming line, for
 	// a reader who wants to see what was sent.
 	Texts map[string]int
@@ -38,12 +41,14 @@ type Trips struct {
 	Seq []string
 }
 
-// Total is the round trips: queries plus commit RPCs (begins are lazy).
-func (t Trips) Total() int { return t.Queries + t.Commits }
+// Total is the round trips: queries plus commit and rollback RPCs (begins
+// are lazy).
+func (t Trips) Total() int { return t.Queries + t.Commits + t.Rollbacks }
 
 func (t *Trips) add(o Trips) {
 	t.Queries += o.Queries
 	t.Commits += o.Commits
+	t.Rollbacks += o.Rollbacks
 	t.Seq = append(t.Seq, o.Seq...)
 	for k, v := range o.Texts {
 		if t.Texts == nil {
@@ -132,6 +137,13 @@ func (r *Recorder) Snapshot(ctx context.Context, yql string, p ydb.Params, fn fu
 func (r *Recorder) Commit(context.Context) error {
 	r.Trips.Commits++
 	r.Trips.Seq = append(r.Trips.Seq, "commit")
+	return nil
+}
+
+// Rollback counts the RollbackTransaction RPC (ydbstore.RunOffline).
+func (r *Recorder) Rollback(context.Context) error {
+	r.Trips.Rollbacks++
+	r.Trips.Seq = append(r.Trips.Seq, "rollback")
 	return nil
 }
 
