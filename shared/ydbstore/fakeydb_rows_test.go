@@ -174,7 +174,7 @@ var primitiveOf = map[string]Ydb.Type_PrimitiveTypeId{
 // earliest of its aggregate). Nothing is filtered by time or lease.
 func (f *FakeYDB) AnswerOutboxDue() {
 	f.Answer = func(text string, _ map[string]*Ydb.TypedValue) []*Ydb.ResultSet {
-		if !strings.Contains(text, "FROM outbox VIEW idx_status_shard_next") && !strings.Contains(text, "FROM outbox VIEW idx_aggregate") ||
+		if !strings.Contains(text, "FROM outbox VIEW idx_bucket_status_shard_head_next") && !strings.Contains(text, "FROM outbox VIEW idx_aggregate") ||
 			!strings.Contains(text, "SELECT * FROM") && !strings.Contains(text, "$aggregate_ids") {
 			return nil
 		}

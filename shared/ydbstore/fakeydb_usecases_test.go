@@ -253,7 +253,7 @@ func TestUseCasesOverFakeYDB(t *testing.T) {
 		if c.op == "relayed batch of 10" {
 			lists := 0
 			for _, r := range c.rpcs {
-				if strings.Contains(r.Text, "VIEW idx_status_shard_next") {
+				if strings.Contains(r.Text, "VIEW idx_bucket_status_shard_head_next") {
 					lists++
 				}
 			}
