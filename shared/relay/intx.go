@@ -37,7 +37,8 @@ type TxSender interface {
 // about a fifth of POST /orders' time on the writer). The message commits
 // with the transaction or not at all: no send after commit, no publish
 // mark, no window in which a crash leaves it to be sent again. Rows it
-// could not send (another queue, an entry the queue refuses, any error)
+// could not send (another queue, an entry the queue refuses, a row due
+// further ahead than the queue's longest delay, any error)
 // come back unchanged: they are inserted pending, leased as they were, and
 // Dispatch or the relay sends them as before. It fails only when the database failed under it (any
 // error but Invalid or NotFound, which only leave rows to the fast path):
@@ -70,9 +71,14 @@ func (r *Relay) PublishInTx(ctx context.Context, tx store.Tx, events []outbox.Ev
 		idx := byDest[dest]
 		for start := 0; start < len(idx); start += queue.MaxBatch {
 			chunk := idx[start:min(start+queue.MaxBatch, len(idx))]
-			msgs := make([]queue.OutMessage, len(chunk))
-			for j, i := range chunk {
-				msgs[j] = message(out[i], now)
+			msgs := make([]queue.OutMessage, 0, len(chunk))
+			for _, i := range chunk {
+				if m, ok := message(out[i], now); ok {
+					msgs = append(msgs, m)
+				} // else due beyond the queue's longest delay: left pending for the relay
+			}
+			if len(msgs) == 0 {
+				continue
 			}
 			res, ok, err := ts.SendInTx(ctx, tx, url, msgs)
 			if !ok {

@@ -102,14 +102,27 @@ func sharesAggregate(chunks []chunk) bool {
 
 // sendChunk sends c's rows in one SendBatch call and fills c.out with one
 // outcome per row: the call's error, the entry's error, or Transient when
-// the queue returned no result for the entry.
+// the queue returned no result for the entry. The delays are computed from
+// one clock reading taken before the call (see message); a row due further
+// ahead than the queue's longest delay is not sent (Transient: it stays
+// pending, and the relay claims it once it is due).
 func (r *Relay) sendChunk(ctx context.Context, c chunk) {
-	msgs := make([]queue.OutMessage, len(c.evs))
+	msgs := make([]queue.OutMessage, 0, len(c.evs))
 	now := r.cfg.Now()
-	for i, e := range c.evs {
-		msgs[i] = message(e, now)
+	early := map[string]bool{}
+	for _, e := range c.evs {
+		m, ok := message(e, now)
+		if !ok {
+			early[e.ID] = true
+			continue
+		}
+		msgs = append(msgs, m)
 	}
-	res, err := r.cfg.Queue.SendBatch(ctx, c.url, msgs)
+	var res []queue.SendResult
+	var err error
+	if len(msgs) > 0 {
+		res, err = r.cfg.Queue.SendBatch(ctx, c.url, msgs)
+	}
 	byID := make(map[string]error, len(res))
 	got := make(map[string]bool, len(res))
 	for _, sr := range res {
@@ -117,6 +130,8 @@ func (r *Relay) sendChunk(ctx context.Context, c chunk) {
 	}
 	for i, e := range c.evs {
 		switch {
+		case early[e.ID]:
+			c.out[i] = outcome{event: e, err: apperr.New(apperr.Transient, "row %s is due at %s, beyond the queue's longest delay (%s)", e.ID, e.NextAttemptAt.Format(time.RFC3339), queue.MaxDelay)}
 		case err != nil:
 			c.out[i] = outcome{event: e, err: err}
 		case !got[e.ID]:
@@ -127,12 +142,16 @@ func (r *Relay) sendChunk(ctx context.Context, c chunk) {
 	}
 }
 
-// message is the queue message of outbox row e sent at now. A row scheduled
-// for later (a saga retry after backoff) is sent now with a queue delay, so
-// retries need not wait for the relay's timer.
-func message(e outbox.Event, now time.Time) queue.OutMessage {
-	delay := min(max(e.NextAttemptAt.Sub(now), 0), queue.MaxDelay)
-	return queue.OutMessage{ID: e.ID, Body: string(e.Payload), Attributes: e.Attributes(), Delay: delay.Truncate(time.Second)}
+// message is the queue message of outbox row e sent at now, a clock reading
+// taken before the send. A row scheduled for later (a saga retry after
+// backoff, a breaker wait) is sent now with a queue delay, so retries need
+// not wait for the relay's timer; the delay is queue.DelayUntil's, rounded
+// up to whole seconds, so the message is never delivered before the row is
+// due. ok is false for a row due further ahead than the queue can delay a
+// message (queue.MaxDelay): it must not be sent yet.
+func message(e outbox.Event, now time.Time) (m queue.OutMessage, ok bool) {
+	delay, ok := queue.DelayUntil(e.NextAttemptAt, now)
+	return queue.OutMessage{ID: e.ID, Body: string(e.Payload), Attributes: e.Attributes(), Delay: delay}, ok
 }
 
 // Dispatch is the fast path of POST /orders: publish rows the request just
