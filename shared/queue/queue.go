@@ -56,8 +56,10 @@ type OutMessage struct {
 	// SQS rules ([A-Za-z0-9_.-], ≤256 chars, no leading/trailing or double
 	// dot, no "AWS."/"Amazon." prefix); values are non-empty.
 	Attributes map[string]string
-	// Delay postpones the first delivery (0..15 min). Adapters over SQS round
-	// it up to whole seconds.
+	// Delay postpones the first delivery (0..15 min): the message is never
+	// received before Delay has passed since the send call began. Adapters
+	// over SQS round it up to whole seconds (DelayUnit), never down; use
+	// DelayUntil to turn a due time into a delay.
 	Delay time.Duration
 }
 

@@ -67,6 +67,8 @@ func Run(t *testing.T, newQueue func(t *testing.T) queue.Queue, f Features) {
 		{"ReceiveCountIncrements", testReceiveCountIncrements},
 		{"Delete", testDelete},
 		{"Delay", testDelay},
+		{"DelayNeverEarly", testDelayNeverEarly},
+		{"DelayLongPoll", testDelayLongPoll},
 		{"RedriveToDLQ", testRedriveToDLQ},
 		{"EnsureIdempotent", testEnsureIdempotent},
 		{"EnsureInvalid", testEnsureInvalid},
