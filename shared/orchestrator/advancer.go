@@ -56,11 +56,13 @@ type AdvancerConfig struct {
 	// Backoff spaces a step's retries (full jitter; default
 	// DefaultBackoffBase doubling to DefaultBackoffCap).
 	Backoff resilience.Backoff
-	// MaxBreakerWaits bounds how many times one step (or compensation) may
-	// be refused by an open circuit breaker (or a full bulkhead) without
-	// spending one of its attempts; each refusal waits for the breaker's
-	// RetryIn (default DefaultMaxBreakerWaits).
-	MaxBreakerWaits int
+	// OutageBound is how long one step (or compensation) waits for a
+	// dependency that is down — its call refused by the open circuit
+	// breaker (or a full bulkhead), or failed with the breaker open after
+	// it — without spending its attempts, counted from the step's first
+	// such wait; each wait lasts the breaker's RetryIn (default
+	// DefaultOutageBound).
+	OutageBound time.Duration
 	// Lease keeps other advancers off a saga while one step runs; it must
 	// exceed the longest step timeout (default DefaultLease; CheckLease).
 	Lease time.Duration
@@ -135,9 +137,7 @@ func (c *AdvancerConfig) setDefaults() {
 	}
 	setDuration(&c.Backoff.Base, DefaultBackoffBase)
 	setDuration(&c.Backoff.Cap, DefaultBackoffCap)
-	if c.MaxBreakerWaits <= 0 {
-		c.MaxBreakerWaits = DefaultMaxBreakerWaits
-	}
+	setDuration(&c.OutageBound, DefaultOutageBound)
 	setDuration(&c.Lease, DefaultLease)
 	setDuration(&c.InboxTTL, DefaultInboxTTL)
 	setDuration(&c.DispatchLease, DefaultDispatchLease)

@@ -80,8 +80,8 @@ func TestShortOutageNeverCancelsAnOrder(t *testing.T) {
 			t.Errorf("order %s is %s (%s), want CONFIRMED: the provider was down for one second", id, o.Status, o.StatusReason)
 		}
 	}
-	if e.steps[saga.StepProcessPayment+"/forward/retry"] <= len(ids) {
-		t.Errorf("the breaker refused nothing (%d retries): the test did not exercise it", e.steps[saga.StepProcessPayment+"/forward/retry"])
+	if w := e.steps[saga.StepProcessPayment+"/forward/waiting"]; w <= len(ids) {
+		t.Errorf("the sagas waited %d times for the breaker: the test did not exercise it", w)
 	}
 	e.checkInvariants()
 }

@@ -81,7 +81,7 @@ func (a *Advancer) saveIn(ctx context.Context, tx store.Tx, cur saga.Instance, k
 			return s, err
 		}
 	}
-	d := decide(cur, a.c.Steps.Table(), *r, now, retryPolicy{backoff: a.c.Backoff, waits: a.c.MaxBreakerWaits})
+	d := decide(cur, a.c.Steps.Table(), *r, now, retryPolicy{backoff: a.c.Backoff, outage: a.c.OutageBound})
 	chained := carry && d.cmd != nil && !d.next.NextAttemptAt.After(now)
 	if chained {
 		// The save keeps the lease for the next step: no lease

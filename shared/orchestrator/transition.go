@@ -56,7 +56,6 @@ func permanent(err error) bool {
 // The lease is cleared and the version bumped; every outcome changes the
 // token (phase, step, attempts), so no message can be acted on twice.
 func decide(cur saga.Instance, steps saga.Table, r stepRun, now time.Time, pol retryPolicy) decision {
-	backoff := pol.backoff
 	next := cur
 	next.LeaseOwner, next.LeaseUntil = "", time.Time{}
 	next.UpdatedAt, next.NextAttemptAt, next.Version = now, now, cur.Version+1
@@ -66,15 +65,22 @@ func decide(cur saga.Instance, steps saga.Table, r stepRun, now time.Time, pol r
 	}
 	def := steps[cur.Step]
 	d := decision{}
-	// spent is how many attempts of this step reached the dependency: the
-	// breaker's refusals (Waits) advance the token but not the budget.
+	// spent is how many attempts of this step counted against its budget:
+	// the waits for a dependency that is down advance the token but not the
+	// budget.
 	spent := cur.Attempts - cur.Data.Waits
-	if r.err != nil && refused(r.err) && cur.Data.Waits < pol.waits {
-		// The call never left this process (breaker open, bulkhead full):
-		// wait for the breaker instead of spending an attempt, so a short
-		// provider outage never cancels an order.
-		d.outcome = saga.OutcomeRetry
+	if r.err != nil && waiting(r.err) && pol.mayWait(cur, now) {
+		// The dependency is down (its breaker refused the call or opened
+		// after it; or the bulkhead is full): wait for it instead of
+		// spending an attempt, for up to the outage bound, so an outage
+		// shorter than the bound never cancels an order, however many
+		// orders are in flight.
+		d.outcome = saga.OutcomeWaiting
 		next.Attempts, next.Data.Waits = cur.Attempts+1, cur.Data.Waits+1
+		if cur.Data.Waits == 0 || cur.Data.OutageSince == nil {
+			since := now
+			next.Data.OutageSince = &since
+		}
 		if r.dir == saga.Forward {
 			next.State = saga.StateRunning
 		}
@@ -83,7 +89,7 @@ func decide(cur saga.Instance, steps saga.Table, r stepRun, now time.Time, pol r
 		switch {
 		case r.err == nil:
 			d.outcome = saga.OutcomeSucceeded
-			next.Attempts, next.Data.Waits = 0, 0
+			next.Attempts, next.Data.Waits, next.Data.OutageSince = 0, 0, nil
 			next.Step = cur.Step + 1
 			if next.Step >= len(steps) {
 				next.State, next.Step, next.FinishedAt = saga.StateCompleted, len(steps), now
@@ -114,7 +120,7 @@ func decide(cur saga.Instance, steps saga.Table, r stepRun, now time.Time, pol r
 		default:
 			d.outcome = saga.OutcomeRetry
 			next.State, next.Attempts = saga.StateRunning, cur.Attempts+1
-			next.NextAttemptAt = now.Add(backoff.Delay(spent))
+			next.NextAttemptAt = now.Add(pol.retryIn(r.err, spent))
 		}
 	} else {
 		switch {
@@ -127,7 +133,7 @@ func decide(cur saga.Instance, steps saga.Table, r stepRun, now time.Time, pol r
 		case !permanent(r.err) && spent+1 < def.MaxCompensationAttempts:
 			d.outcome = saga.OutcomeRetry
 			next.Attempts = cur.Attempts + 1
-			next.NextAttemptAt = now.Add(backoff.Delay(spent))
+			next.NextAttemptAt = now.Add(pol.retryIn(r.err, spent))
 		default:
 			d.outcome, d.gaveUp = saga.OutcomeGaveUp, true
 			next.State, next.Attempts, next.FinishedAt = saga.StateFailed, cur.Attempts+1, now
@@ -136,7 +142,7 @@ func decide(cur saga.Instance, steps saga.Table, r stepRun, now time.Time, pol r
 	if !next.State.Finished() {
 		reason := saga.ReasonNext
 		switch {
-		case d.outcome == saga.OutcomeRetry:
+		case d.outcome == saga.OutcomeRetry || d.outcome == saga.OutcomeWaiting:
 			reason = saga.ReasonRetry
 		case next.State == saga.StateCompensating:
 			reason = saga.ReasonCompensate
@@ -151,47 +157,79 @@ func decide(cur saga.Instance, steps saga.Table, r stepRun, now time.Time, pol r
 // retryPolicy is how decide spaces retries.
 type retryPolicy struct {
 	backoff resilience.Backoff
-	// waits bounds the breaker refusals one step may wait out without
-	// spending attempts (AdvancerConfig.MaxBreakerWaits).
-	waits int
+	// outage bounds how long one step (or compensation) waits for a
+	// dependency that is down without spending attempts
+	// (AdvancerConfig.OutageBound).
+	outage time.Duration
 }
 
-// DefaultMaxBreakerWaits is AdvancerConfig.MaxBreakerWaits's default: with
-// the default 10 s open period, about 20 minutes of provider outage are
-// waited out before the breaker's refusals start to spend the step's
-// attempts.
-const DefaultMaxBreakerWaits = 120
+// DefaultOutageBound is AdvancerConfig.OutageBound's default: a step waits
+// for a dependency that is down for 20 minutes from its first wait before
+// such failures start to spend its attempts.
+const DefaultOutageBound = 20 * time.Minute
 
-// waitFor is how long to wait after a refusal: the breaker's remaining open
-// time (RetryIn; 0 while its probe is in flight) plus a full-jitter sample of
-// the first backoff step, so waiting sagas do not all return at once, rounded
-// up to a whole second (the relay sends queue delays in whole seconds, and a
-// retry that arrived early would only be refused again).
+// mayWait reports whether cur's step may still wait for a dependency that
+// is down: it has not waited yet, or its first wait began less than the
+// outage bound ago.
+func (p retryPolicy) mayWait(cur saga.Instance, now time.Time) bool {
+	since := cur.Data.OutageSince
+	return cur.Data.Waits == 0 || since == nil || now.Sub(*since) < p.outage
+}
+
+// waitFor is how long to wait for a dependency that is down: the breaker's
+// remaining open time (RetryIn; 0 while its probe is in flight) plus a
+// full-jitter sample of the first backoff step, so waiting sagas do not all
+// return at once, rounded up to a whole second (the queue's delay
+// granularity: the command could not arrive earlier anyway).
 func (p retryPolicy) waitFor(err error) time.Duration {
-	var hint time.Duration
-	var ra resilience.RetryAfterer
-	if errors.As(err, &ra) {
-		hint = max(ra.RetryAfter(), 0)
-	}
-	d := hint + p.backoff.Delay(0)
+	d := retryAfter(err) + p.backoff.Delay(0)
 	if r := d % time.Second; r != 0 || d == 0 {
 		d += time.Second - r
 	}
 	return d
 }
 
+// retryIn is when a transient failure is retried: after the full-jitter
+// backoff for the attempts spent, or the dependency's own hint (an HTTP
+// Retry-After) when that is longer; never at once (at least 1 ms, which
+// the queue rounds up to its granularity, a second), so a retry always
+// goes back through the queue and is never chained in place. A 409 (the
+// provider still processing the key: outcome unknown) is such a failure.
+func (p retryPolicy) retryIn(err error, spent int) time.Duration {
+	return max(p.backoff.Delay(spent), retryAfter(err), time.Millisecond)
+}
+
+// retryAfter is err's hint of how long to wait (resilience.RetryAfterer: a
+// breaker's remaining open time, a Retry-After header), 0 without one.
+func retryAfter(err error) time.Duration {
+	var ra resilience.RetryAfterer
+	if errors.As(err, &ra) {
+		return max(ra.RetryAfter(), 0)
+	}
+	return 0
+}
+
 // refused reports whether a step's call was refused before it reached the
 // dependency: a circuit breaker that is open (or half-open with its probe
-// in flight), or a full bulkhead. Such a failure says nothing about the
-// order, so it does not spend the step's retry budget.
+// in flight), or a full bulkhead.
 func refused(err error) bool {
 	return errors.Is(err, resilience.ErrOpen) || errors.Is(err, resilience.ErrBulkheadFull)
+}
+
+// waiting reports whether a step's failure says its dependency is down
+// rather than anything about this saga: the call was refused (refused), or
+// it reached the dependency and failed with the breaker open afterwards
+// (resilience.ErrDown: its failure opened the breaker, or it was a failed
+// half-open probe). Such a failure does not spend the step's attempts while
+// the step may still wait (retryPolicy.mayWait).
+func waiting(err error) bool {
+	return refused(err) || errors.Is(err, resilience.ErrDown)
 }
 
 // compensateFrom moves s to compensate step j next, or to compensated when
 // there is no step left to compensate (j < 0).
 func compensateFrom(s *saga.Instance, j int, now time.Time) {
-	s.Attempts, s.Data.Waits = 0, 0
+	s.Attempts, s.Data.Waits, s.Data.OutageSince = 0, 0, nil
 	if j < 0 {
 		s.State, s.Step, s.FinishedAt = saga.StateCompensated, 0, now
 		return

@@ -39,42 +39,107 @@ func TestPermanentFailureCompensatesFromTheRightStep(t *testing.T) {
 	}
 }
 
-// TestBreakerRefusalsWaitWithoutSpendingAttempts: a refusal by an open
-// breaker moves the token, waits at least the breaker's RetryIn and spends
-// no attempt — up to the wait bound, after which refusals count again, so
-// a dependency that never comes back still ends the step.
-func TestBreakerRefusalsWaitWithoutSpendingAttempts(t *testing.T) {
+// TestOutageWaitsWithoutSpendingAttemptsUpToTheBound: a call refused by an
+// open breaker, or failed with the breaker open after it (its failure
+// opened the breaker, or it was a failed probe), moves the token, waits at
+// least the breaker's RetryIn and spends no attempt — for the outage bound
+// from the step's first wait, however many waits that is (a half-open
+// breaker refuses with RetryIn 0, so waits can be short). After the bound
+// such failures count as attempts, so a dependency that never comes back
+// still ends the step.
+func TestOutageWaitsWithoutSpendingAttemptsUpToTheBound(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	steps := CreateOrderSaga.Table()
+	pol := retryPolicy{backoff: resilience.Backoff{Base: 500 * time.Millisecond, Cap: time.Minute}, outage: 5 * time.Minute}
+	boom := apperr.New(apperr.Transient, "provider unavailable")
+	failures := []struct {
+		name    string
+		err     error
+		retryIn time.Duration
+	}{
+		{"refused while open", &resilience.OpenError{Name: "payment", RetryIn: 9300 * time.Millisecond}, 9300 * time.Millisecond},
+		{"refused while a probe is in flight", &resilience.OpenError{Name: "payment"}, 0},
+		{"failed and the breaker is open", &resilience.DownError{Err: boom, Name: "payment", RetryIn: 10 * time.Second}, 10 * time.Second},
+	}
+	for _, f := range failures {
+		for _, dir := range []saga.Direction{saga.Forward, saga.Compensate} {
+			t.Run(f.name+"/"+string(dir), func(t *testing.T) {
+				st, budget := saga.StateRunning, steps[2].MaxAttempts
+				if dir == saga.Compensate {
+					st, budget = saga.StateCompensating, steps[2].MaxCompensationAttempts
+				}
+				// Two attempts already spent before the outage.
+				cur := saga.Instance{ID: "s", State: st, Step: 2, Attempts: 2, Version: 1}
+				run := stepRun{name: "payment", dir: dir, err: f.err}
+				now, spentAfter := t0, 0
+				for i := 0; ; i++ {
+					if i > 10000 {
+						t.Fatal("the outage never ends the step")
+					}
+					d := decide(cur, steps, run, now, pol)
+					if d.outcome != saga.OutcomeWaiting && d.outcome != saga.OutcomeRetry {
+						if now.Sub(t0) < pol.outage {
+							t.Fatalf("step ended %s into the outage, before the %s bound", now.Sub(t0), pol.outage)
+						}
+						if want := budget - 2; spentAfter+1 != want {
+							t.Errorf("after the bound %d failures ended the step, want the %d attempts left", spentAfter+1, want)
+						}
+						break
+					}
+					if d.next.Attempts != cur.Attempts+1 || d.cmd == nil || d.cmd.Attempt != d.next.Attempts {
+						t.Fatalf("a wait must move the token: %+v", d.next)
+					}
+					wait := d.next.NextAttemptAt.Sub(now)
+					switch {
+					case d.outcome == saga.OutcomeWaiting:
+						if now.Sub(t0) >= pol.outage {
+							t.Fatalf("still waiting %s into the outage, beyond the %s bound", now.Sub(t0), pol.outage)
+						}
+						if wait < f.retryIn || wait < time.Second || wait%time.Second != 0 {
+							t.Errorf("waits %s, want at least RetryIn %s, in whole seconds, at least one", wait, f.retryIn)
+						}
+						if d.next.Data.OutageSince == nil || !d.next.Data.OutageSince.Equal(t0) {
+							t.Errorf("OutageSince %v, want the first wait %v", d.next.Data.OutageSince, t0)
+						}
+					default:
+						spentAfter++
+						if wait <= 0 {
+							t.Errorf("a retry is due at once")
+						}
+					}
+					now, cur = d.next.NextAttemptAt, d.next
+				}
+			})
+		}
+	}
+}
+
+// TestTransientRetryHonoursRetryAfterAndIsNeverImmediate: a transient
+// failure (a 409: the provider still processing the key) is retried after
+// the backoff or the provider's Retry-After, whichever is longer, and never
+// at once, even when the jittered backoff samples zero.
+func TestTransientRetryHonoursRetryAfterAndIsNeverImmediate(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	steps := CreateOrderSaga.Table()
-	pol := retryPolicy{backoff: resilience.Backoff{Base: 500 * time.Millisecond, Cap: time.Minute}, waits: 3}
-	open := &resilience.OpenError{Name: "payment", RetryIn: 9300 * time.Millisecond}
-	for _, dir := range []saga.Direction{saga.Forward, saga.Compensate} {
-		st, budget := saga.StateRunning, steps[2].MaxAttempts
-		if dir == saga.Compensate {
-			st, budget = saga.StateCompensating, steps[2].MaxCompensationAttempts
-		}
-		cur := saga.Instance{ID: "s", State: st, Step: 2, Version: 1}
-		run := stepRun{name: "payment", dir: dir, err: open}
-		for i := 0; ; i++ {
-			if i > 100 {
-				t.Fatalf("%s: refusals never end the step", dir)
-			}
-			d := decide(cur, steps, run, now, pol)
+	zero := resilience.Backoff{Base: 500 * time.Millisecond, Cap: time.Minute, Rand: func() float64 { return 0 }}
+	conflict := apperr.Wrap(apperr.Transient, apperr.Wrap(apperr.Conflict,
+		&resilience.HTTPStatusError{Op: "payment.charge", StatusCode: 409, RetryAfterHint: 3 * time.Second}, "still processing"), "outcome unknown")
+	plain := apperr.Wrap(apperr.Transient, apperr.New(apperr.Conflict, "still processing"), "outcome unknown")
+	for _, tc := range []struct {
+		name string
+		err  error
+		min  time.Duration
+	}{{"409 with Retry-After", conflict, 3 * time.Second}, {"409 without", plain, time.Nanosecond}} {
+		for _, st := range []saga.State{saga.StateRunning, saga.StateCompensating} {
+			cur := saga.Instance{ID: "s", State: st, Step: 2, Version: 1}
+			dir := saga.PhaseOf(st)
+			d := decide(cur, steps, stepRun{name: "payment", dir: dir, err: tc.err}, now, retryPolicy{backoff: zero, outage: time.Minute})
 			if d.outcome != saga.OutcomeRetry {
-				if i != pol.waits+budget-1 {
-					t.Errorf("%s: step ended after %d refusals, want %d waits + %d attempts", dir, i+1, pol.waits, budget)
-				}
-				break
+				t.Fatalf("%s %s: outcome %s, want retry", tc.name, st, d.outcome)
 			}
-			if d.next.Attempts != cur.Attempts+1 || d.cmd == nil || d.cmd.Attempt != d.next.Attempts {
-				t.Fatalf("%s: a refusal must move the token: %+v", dir, d.next)
+			if wait := d.next.NextAttemptAt.Sub(now); wait < tc.min {
+				t.Errorf("%s %s: retried after %s, want at least %s", tc.name, st, wait, tc.min)
 			}
-			if i < pol.waits {
-				if wait := d.next.NextAttemptAt.Sub(now); wait < open.RetryIn || wait%time.Second != 0 {
-					t.Errorf("%s: waits %s, want at least RetryIn %s in whole seconds", dir, wait, open.RetryIn)
-				}
-			}
-			cur = d.next
 		}
 	}
 }

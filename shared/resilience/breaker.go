@@ -64,6 +64,40 @@ func (e *OpenError) Unwrap() error { return ErrOpen }
 // RetryAfter implements [RetryAfterer].
 func (e *OpenError) RetryAfter() time.Duration { return e.RetryIn }
 
+// ErrDown marks a call that reached the dependency and failed while the
+// breaker judges the dependency down: the failure opened the breaker, was a
+// failed Half-Open probe (which opens it again), or the breaker opened while
+// the call ran. Like a refusal ([ErrOpen]), such a failure says the
+// dependency is down, not that the request is wrong. It is Transient; test
+// with errors.Is.
+var ErrDown = apperr.New(apperr.Transient, "circuit breaker is open after this failure")
+
+// DownError is the error Execute returns for a failure after which the
+// breaker is open (see [ErrDown]). errors.Is and errors.As find both the
+// call's own error (first: its apperr kind is the call's) and ErrDown;
+// RetryAfter is the breaker's remaining open time.
+type DownError struct {
+	// Err is the call's own error.
+	Err error
+	// Name is the breaker's name.
+	Name string
+	// RetryIn is the remaining open time.
+	RetryIn time.Duration
+}
+
+var _ RetryAfterer = (*DownError)(nil)
+
+// Error implements error.
+func (e *DownError) Error() string {
+	return e.Err.Error() + " (breaker " + e.Name + " is open)"
+}
+
+// Unwrap returns the call's error and ErrDown.
+func (e *DownError) Unwrap() []error { return []error{e.Err, ErrDown} }
+
+// RetryAfter implements [RetryAfterer].
+func (e *DownError) RetryAfter() time.Duration { return e.RetryIn }
+
 // Breaker defaults, used when the BreakerConfig field is zero.
 const (
 	DefaultFailureThreshold = 5
@@ -170,7 +204,9 @@ func (b *Breaker) State() State {
 // Execute runs fn if the breaker allows it and records the outcome. While
 // Open, and while Half-Open with a probe in flight, it returns an
 // [*OpenError] (errors.Is(err, ErrOpen), Transient) without calling fn.
-// Otherwise it returns fn's error unchanged. A caller cancellation
+// Otherwise it returns fn's error, unchanged unless it is a failure
+// (IsFailure) after which the breaker is open: then it is wrapped in a
+// [*DownError] (errors.Is(err, ErrDown)). A caller cancellation
 // (context.Canceled while ctx is canceled) counts neither way. A panic in fn
 // counts as a failure and is re-raised. Safe for concurrent use.
 func (b *Breaker) Execute(ctx context.Context, fn func(ctx context.Context) error) error {
@@ -190,7 +226,10 @@ func (b *Breaker) Execute(ctx context.Context, fn func(ctx context.Context) erro
 		b.release(gen, probe)
 		return ferr
 	}
-	b.record(gen, probe, b.cfg.IsFailure(ferr))
+	failed := b.cfg.IsFailure(ferr)
+	if retryIn, open := b.record(gen, probe, failed); failed && open {
+		return &DownError{Err: ferr, Name: b.name, RetryIn: retryIn}
+	}
 	return ferr
 }
 
@@ -214,14 +253,21 @@ func (b *Breaker) admit() (gen uint64, probe bool, err error) {
 	}
 }
 
-// record applies a finished call's outcome, unless the state moved on meanwhile.
-func (b *Breaker) record(gen uint64, probe, failed bool) {
+// record applies a finished call's outcome, unless the state moved on
+// meanwhile, and reports whether the breaker is Open afterwards, with its
+// remaining open time.
+func (b *Breaker) record(gen uint64, probe, failed bool) (retryIn time.Duration, open bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	now := b.cfg.Now()
+	defer func() {
+		if b.state == StateOpen {
+			retryIn, open = max(b.openedAt.Add(b.cfg.OpenTimeout).Sub(now), 0), true
+		}
+	}()
 	if gen != b.gen {
 		return // stale: e.g. a Closed-era call finishing after the breaker opened
 	}
-	now := b.cfg.Now()
 	if probe {
 		b.probing = false
 		if failed {
@@ -243,6 +289,7 @@ func (b *Breaker) record(gen uint64, probe, failed bool) {
 	if b.failures >= b.cfg.FailureThreshold {
 		b.transition(StateOpen, now)
 	}
+	return
 }
 
 // release frees a probe slot without judging the outcome.

@@ -63,10 +63,15 @@ type Data struct {
 	// command is measured from it.
 	UnconsumedRedrives    int   `json:"unconsumed_redrives,omitempty"`
 	WaitingSinceUnixMilli int64 `json:"waiting_since_ms,omitempty"`
-	// Waits counts the attempts of the current step that were refused by an
-	// open circuit breaker without reaching the dependency: they advance the
-	// token (Instance.Attempts) but not the step's retry budget.
+	// Waits counts the attempts of the current step that met a dependency
+	// that is down (refused by its open circuit breaker, or failed with the
+	// breaker open after them): they advance the token (Instance.Attempts)
+	// but not the step's retry budget.
 	Waits int `json:"waits,omitempty"`
+	// OutageSince is when the current step's first wait for a dependency
+	// that is down began (nil when Waits is 0): a step waits at most the
+	// advancer's OutageBound from then before such failures spend attempts.
+	OutageSince *time.Time `json:"outage_since,omitempty"`
 	// LogSeq is the seq of the saga's last step-log line (0: none, or a
 	// saga saved before this field existed, whose log is then read once),
 	// so a step appends its line without reading the log.
@@ -128,6 +133,7 @@ type Outcome string
 const (
 	OutcomeSucceeded Outcome = "succeeded"
 	OutcomeRetry     Outcome = "retry"   // transient failure, retried later
+	OutcomeWaiting   Outcome = "waiting" // the dependency is down (breaker open): asked again later, no attempt spent
 	OutcomeFailed    Outcome = "failed"  // permanent failure of a forward step: compensation starts
 	OutcomeGaveUp    Outcome = "gave_up" // a compensation exhausted its retries: saga failed
 	OutcomeSkipped   Outcome = "skipped" // nothing to do (e.g. compensating a step with no effect)
