@@ -123,6 +123,9 @@ type envOpts struct {
 	stock map[string]int64
 	sim   paymentsim.Config
 	seed  uint64
+	// tick, when positive, advances the clock by that much on every
+	// reading (fakeclock.NewTicking), as a real clock moves between reads.
+	tick time.Duration
 }
 
 func newEnv(t *testing.T, o envOpts) *env {
@@ -133,7 +136,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 		t.Fatalf("open store: %v", err)
 	}
 	t.Cleanup(func() { st.Close() })
-	clk := fakeclock.New(t0)
+	clk := fakeclock.NewTicking(t0, o.tick)
 	var n atomic.Int64
 	newID := func() string { return fmt.Sprintf("id-%08d", n.Add(1)) }
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
