@@ -92,6 +92,27 @@ func CheckLease(lease time.Duration, steps Steps) error {
 	return nil
 }
 
+// CheckBreakerThreshold refuses a circuit breaker threshold (consecutive
+// failures that open it) above the fewest attempts of any step or
+// compensation of steps that calls a participant: a lone saga would spend
+// all that step's attempts on failures that leave the breaker closed, and
+// be compensated by an outage of a second, before the breaker ever opened
+// and its waits (which spend no attempts) began.
+func CheckBreakerThreshold(threshold int, steps Steps) error {
+	for _, st := range steps {
+		for _, c := range []struct {
+			name     string
+			act      Action
+			attempts int
+		}{{st.Name, st.Do, st.MaxAttempts}, {st.Compensation, st.Undo, st.MaxCompensationAttempts}} {
+			if c.act.Call != nil && threshold > c.attempts {
+				return apperr.New(apperr.Invalid, "config: PAYMENT_BREAKER_THRESHOLD (%d) must not exceed the %d attempts of saga step %q, or a lone order spends them all before the breaker opens and an outage of seconds cancels it", threshold, c.attempts, c.name)
+			}
+		}
+	}
+	return nil
+}
+
 // action is the action of step i in direction dir.
 func (s Steps) action(i int, dir saga.Direction) Action {
 	if dir == saga.Compensate {
