@@ -27,8 +27,9 @@ func NewGuardedProvider(p Provider, policy *resilience.Policy) *Guarded {
 }
 
 // Charge implements Provider. Errors: those of the wrapped provider (after
-// retries), plus Transient resilience.ErrOpen / ErrBulkheadFull, exhaustion
-// and attempt timeouts.
+// retries; wrapped in a resilience.DownError, errors.Is ErrDown, when the
+// breaker is open after the failure), plus Transient resilience.ErrOpen /
+// ErrBulkheadFull, exhaustion and attempt timeouts.
 func (g *Guarded) Charge(ctx context.Context, key string, amountMinor int64, currency string) (string, error) {
 	var ref string
 	err := g.Policy.Call(ctx, "payment.charge", func(ctx context.Context) error {
