@@ -501,13 +501,13 @@ func (a *Advancer) observe(inst saga.Instance, run stepRun, d decision, m Messag
 		h.OnCompensation(run.name, d.outcome)
 	}
 	if d.gaveUp && h.OnDeadLetter != nil {
-		h.OnDeadLetter(apperr.KindOf(run.err).String())
+		h.OnDeadLetter(d.kind)
 	}
 	if d.next.State.Finished() && h.OnFinished != nil {
 		h.OnFinished(d.next.Type, d.next.State, d.next.FinishedAt.Sub(d.next.CreatedAt))
 	}
 	lvl := slog.LevelInfo
-	if d.gaveUp {
+	if d.gaveUp || d.outcome == saga.OutcomeGaveUp {
 		lvl = slog.LevelError
 	} else if run.err != nil {
 		lvl = slog.LevelWarn

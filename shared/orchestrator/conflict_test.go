@@ -23,8 +23,10 @@ import (
 // (one request per saga attempt), does not open the breaker, and is asked
 // again only after the saga's backoff (or the Retry-After, when longer)
 // through the queue: no two requests of a saga at once. The saga spends its
-// 5 charge attempts and 10 refund attempts and ends failed, with a dead
-// letter. Both publish paths, with and without Retry-After.
+// 5 charge attempts and 10 refund attempts; the refund gives up, the
+// order's units are released all the same, and the saga ends failed at the
+// refund, with a dead letter. Both publish paths, with and without
+// Retry-After.
 func TestProviderAnsweringConflictForeverIsNeverRetriedAtOnce(t *testing.T) {
 	for _, retryAfter := range []string{"", "3"} {
 		for _, inTx := range []bool{true, false} {
@@ -85,6 +87,9 @@ func TestProviderAnsweringConflictForeverIsNeverRetriedAtOnce(t *testing.T) {
 				if s.State != saga.StateFailed || o.Status != order.StatusFailed {
 					t.Fatalf("saga %s, order %s: want failed (the refund's outcome stays unknown)", s.State, o.Status)
 				}
+				if s.Step != 2 || s.Data.GaveUp == nil || s.Data.GaveUp.Step != 2 {
+					t.Errorf("saga failed at step %d (gave up %+v), want process_payment's (2), where a redrive resumes the refund", s.Step, s.Data.GaveUp)
+				}
 				var dls []dlq.DeadLetter
 				w.e.view(func(ctx context.Context, tx store.Tx) error {
 					var err error
@@ -93,6 +98,9 @@ func TestProviderAnsweringConflictForeverIsNeverRetriedAtOnce(t *testing.T) {
 				})
 				if len(dls) != 1 || dls[0].SagaID != sid {
 					t.Errorf("dead letters %+v, want the saga's one", dls)
+				}
+				if st.Reserved != 0 || st.Available != 100 {
+					t.Errorf("stock %+v after the saga ended: want its unit released (the refund's outcome is unknown, the units are not)", st)
 				}
 				if w.early > 0 {
 					t.Errorf("%d commands arrived before their saga was due", w.early)

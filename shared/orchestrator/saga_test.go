@@ -143,7 +143,7 @@ func TestFailureAtEveryStepCompensatesExactly(t *testing.T) {
 			wantOrder: order.StatusFailed, wantSaga: saga.StateFailed},
 		{name: "provider down for charge and refund", sku: "sku-1", price: 100, sim: paymentsim.Config{FailureRate: 1},
 			wantTrail: concat(create, reserve, retries("process_payment", 4), []string{"process_payment/forward/failed"},
-				rep("refund_payment/compensate/retry", 9), []string{"refund_payment/compensate/gave_up"}),
+				rep("refund_payment/compensate/retry", 9), []string{"refund_payment/compensate/gave_up"}, release),
 			wantOrder: order.StatusFailed, wantSaga: saga.StateFailed},
 	}
 	for _, tc := range tests {

@@ -94,7 +94,7 @@ func (a *Advancer) saveIn(ctx context.Context, tx store.Tx, cur saga.Instance, k
 			return s, err
 		}
 		known.order = nil
-		if err := deadLetter(ctx, tx, d.next, apperr.KindOf(r.err).String(), meta, id.deadLetter, a.c.LoopLimit, now); err != nil {
+		if err := deadLetter(ctx, tx, d.next, d.kind, meta, id.deadLetter, a.c.LoopLimit, now); err != nil {
 			return s, err
 		}
 	}

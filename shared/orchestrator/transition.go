@@ -29,8 +29,11 @@ type decision struct {
 	outcome saga.Outcome
 	// cmd is the next saga.advance to write; nil when the saga finished.
 	cmd *saga.Command
-	// gaveUp: a compensation failed for good; the saga failed.
+	// gaveUp: a compensation failed for good and the saga failed (now, or
+	// after the compensations of the steps before it); kind is the apperr
+	// kind of that compensation's error (the dead letter's error_type).
 	gaveUp bool
+	kind   string
 }
 
 // permanent reports whether a step error is final for this input: a business
@@ -51,7 +54,12 @@ func permanent(err error) bool {
 //     from the start, since the API wrote the order with the saga);
 //   - compensation ok → the previous compensation, or compensated after step 0;
 //   - compensation transient → retry with backoff until its attempts are
-//     spent; compensation permanent or spent → failed (dead letter).
+//     spent; compensation permanent or spent → it gave up: the
+//     compensations of the steps before it still run (they do not depend
+//     on it: in CreateOrderSaga a refund that cannot be confirmed must not
+//     keep the order's units reserved), except the first step's, which
+//     would finish the order as cancelled; then the saga fails at the step
+//     that gave up (dead letter, order FAILED), where a redrive resumes.
 //
 // The lease is cleared and the version bumped; every outcome changes the
 // token (phase, step, attempts), so no message can be acted on twice.
@@ -135,8 +143,20 @@ func decide(cur saga.Instance, steps saga.Table, r stepRun, now time.Time, pol r
 			next.Attempts = cur.Attempts + 1
 			next.NextAttemptAt = now.Add(pol.retryIn(r.err, spent))
 		default:
-			d.outcome, d.gaveUp = saga.OutcomeGaveUp, true
-			next.State, next.Attempts, next.FinishedAt = saga.StateFailed, cur.Attempts+1, now
+			d.outcome = saga.OutcomeGaveUp
+			if g := cur.Data.GaveUp; g == nil || g.Epoch != cur.Data.Epoch {
+				next.Data.GaveUp = &saga.GaveUp{Epoch: cur.Data.Epoch, Step: cur.Step, Attempts: cur.Attempts + 1,
+					Kind: apperr.KindOf(r.err).String(), Error: next.LastError}
+			}
+			compensateFrom(&next, cur.Step-1, now)
+		}
+		if g := next.Data.GaveUp; g != nil && g.Epoch == next.Data.Epoch &&
+			(next.State == saga.StateCompensated || next.Step == 0) {
+			// Every compensation that could run has run: the saga fails
+			// at the compensation that gave up.
+			d.gaveUp, d.kind = true, g.Kind
+			next.State, next.Step, next.Attempts, next.FinishedAt = saga.StateFailed, g.Step, g.Attempts, now
+			next.LastError = g.Error
 		}
 	}
 	if !next.State.Finished() {

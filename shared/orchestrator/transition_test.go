@@ -143,3 +143,40 @@ func TestTransientRetryHonoursRetryAfterAndIsNeverImmediate(t *testing.T) {
 		}
 	}
 }
+
+// TestGivenUpCompensationStillCompensatesTheStepsBefore: a compensation
+// that gives up does not keep the effects of earlier steps: their
+// compensations run, except the first step's (it would cancel the order),
+// and the saga then fails at the step that gave up, where a redrive
+// resumes. A give-up of an earlier epoch (before a redrive) is forgotten.
+func TestGivenUpCompensationStillCompensatesTheStepsBefore(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	steps := CreateOrderSaga.Table()
+	pol := retryPolicy{backoff: resilience.Backoff{Base: time.Second, Cap: time.Minute}, outage: time.Minute}
+	refused := apperr.New(apperr.Invalid, "refund refused")
+	cur := saga.Instance{ID: "s", State: saga.StateCompensating, Step: 2, Attempts: 3, Version: 1, Data: saga.Data{Epoch: 1}}
+	d := decide(cur, steps, stepRun{name: saga.StepRefundPayment, dir: saga.Compensate, err: refused}, now, pol)
+	if d.outcome != saga.OutcomeGaveUp || d.gaveUp || d.next.State != saga.StateCompensating || d.next.Step != 1 || d.cmd == nil {
+		t.Fatalf("after the refund gave up: outcome %s gaveUp %v, next %s step %d: want release_inventory next", d.outcome, d.gaveUp, d.next.State, d.next.Step)
+	}
+	g := d.next.Data.GaveUp
+	if g == nil || g.Step != 2 || g.Attempts != 4 || g.Kind != apperr.Invalid.String() || g.Epoch != 1 {
+		t.Fatalf("GaveUp %+v, want step 2, 4 attempts, kind invalid, epoch 1", g)
+	}
+	d = decide(d.next, steps, stepRun{name: saga.StepReleaseInventory, dir: saga.Compensate}, now, pol)
+	if !d.gaveUp || d.next.State != saga.StateFailed || d.next.Step != 2 || d.next.Attempts != 4 || d.cmd != nil || d.kind != apperr.Invalid.String() {
+		t.Fatalf("after release: gaveUp %v kind %q, next %s step %d attempts %d: want failed at step 2 without cancelling the order",
+			d.gaveUp, d.kind, d.next.State, d.next.Step, d.next.Attempts)
+	}
+	if d.next.LastError != "refund refused" {
+		t.Errorf("LastError %q, want the refund's", d.next.LastError)
+	}
+
+	// A redrive bumps the epoch: the old give-up no longer fails the saga.
+	redriven := d.next
+	redriven.State, redriven.Step, redriven.Attempts, redriven.Data.Epoch = saga.StateCompensating, 1, 0, 2
+	d = decide(redriven, steps, stepRun{name: saga.StepReleaseInventory, dir: saga.Compensate, skipped: true}, now, pol)
+	if d.gaveUp || d.next.State != saga.StateCompensating || d.next.Step != 0 {
+		t.Fatalf("redriven saga: gaveUp %v, next %s step %d: want cancel_order next", d.gaveUp, d.next.State, d.next.Step)
+	}
+}

@@ -72,6 +72,11 @@ type Data struct {
 	// that is down began (nil when Waits is 0): a step waits at most the
 	// advancer's OutageBound from then before such failures spend attempts.
 	OutageSince *time.Time `json:"outage_since,omitempty"`
+	// GaveUp is the first compensation of the current epoch that gave up:
+	// the compensations of the steps before it run all the same, except the
+	// first step's (which would finish the order as cancelled), and then the
+	// saga fails at this one (nil: none gave up).
+	GaveUp *GaveUp `json:"gave_up,omitempty"`
 	// LogSeq is the seq of the saga's last step-log line (0: none, or a
 	// saga saved before this field existed, whose log is then read once),
 	// so a step appends its line without reading the log.
@@ -82,6 +87,22 @@ type Data struct {
 // operator redrove it.
 func (d *Data) ResetRedrives() {
 	d.Redrives, d.RedriveVersion, d.UnconsumedRedrives, d.WaitingSinceUnixMilli = 0, 0, 0, 0
+}
+
+// GaveUp is a compensation that gave up (Data.GaveUp).
+type GaveUp struct {
+	// Epoch is Data.Epoch when it gave up: a redrive (a new epoch) starts
+	// afresh.
+	Epoch int `json:"epoch,omitempty"`
+	// Step is the step whose compensation gave up.
+	Step int `json:"step"`
+	// Attempts is the compensation's attempts when it gave up.
+	Attempts int `json:"attempts"`
+	// Kind is the apperr kind of its last error (the dead letter's
+	// error_type).
+	Kind string `json:"kind"`
+	// Error is its last error's text.
+	Error string `json:"error,omitempty"`
 }
 
 // DataItem is one order line as the steps see it.
