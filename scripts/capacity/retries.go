@@ -32,12 +32,12 @@ type retryLayers struct {
 	PaymentBackoffCap   time.Duration
 	BreakerOpenFor      time.Duration
 	// Saga: the step table (attempts, compensation attempts, timeouts), the
-	// step backoff and the breaker waits a step may take without spending
-	// attempts.
+	// step backoff and how long a step may wait for a dependency that is
+	// down without spending attempts (the outage bound).
 	Steps           saga.Table
 	SagaBackoffBase time.Duration
 	SagaBackoffCap  time.Duration
-	MaxBreakerWaits int
+	OutageBound     time.Duration
 	ChainBudget     time.Duration
 	// Recovery: re-drives of a saga that does not move before it is failed,
 	// how long it must be due first, and the timer period.
@@ -70,7 +70,7 @@ func layersFrom(d deployment) (retryLayers, error) {
 		Steps:               orchestrator.CreateOrderSaga.Table(),
 		SagaBackoffBase:     d.Cfg.Saga.BackoffBase,
 		SagaBackoffCap:      d.Cfg.Saga.BackoffCap,
-		MaxBreakerWaits:     orchestrator.DefaultMaxBreakerWaits,
+		OutageBound:         orchestrator.DefaultOutageBound,
 		ChainBudget:         orchestrator.DefaultChainBudget,
 		MaxRedrives:         d.Cfg.Recovery.MaxRedrives,
 		StuckAfter:          d.Cfg.Recovery.StuckAfter,
@@ -161,16 +161,18 @@ func backoffCeiling(base, cap time.Duration, n int) time.Duration {
 }
 
 // stepWorstTime is the longest a step (or compensation) with attempts
-// attempts can take while its dependency is down: every breaker wait
-// (open period plus the first backoff step, rounded up to a second), every
+// attempts can take while its dependency is down: the outage bound of its
+// breaker waits plus the last wait begun just before it ends (open period
+// plus the first backoff step, rounded up to a second, and its message's
+// cutoff; the cutoffs of the earlier waits fall inside the bound), every
 // attempt running to the step timeout, every backoff at its ceiling rounded
-// up to a second, and one trigger batch cutoff per message.
+// up to a second, and one trigger batch cutoff per attempt's message.
 func (l retryLayers) stepWorstTime(def saga.StepDef, attempts int, breaker bool) time.Duration {
 	var t time.Duration
 	messages := attempts
 	if breaker {
-		t += time.Duration(l.MaxBreakerWaits) * ceilSecond(l.BreakerOpenFor+l.SagaBackoffBase)
-		messages += l.MaxBreakerWaits
+		t += l.OutageBound + ceilSecond(l.BreakerOpenFor+l.SagaBackoffBase)
+		messages++
 	}
 	t += time.Duration(attempts) * def.Timeout
 	for n := 0; n < attempts-1; n++ {
@@ -205,8 +207,8 @@ func (l retryLayers) bounds() []bound {
 	out := []bound{
 		{Dependency: "payment provider", Scenario: "down",
 			Calls: payCalls, Duration: payTime, Limit: PromisedPaymentCallsPerOrder, LimitTime: PromisedSagaEndWithin,
-			Product: fmt.Sprintf("%d call attempts × (%d charge step attempts + %d refund attempts); %d breaker waits per step spend none",
-				l.PaymentCallAttempts, charge.MaxAttempts, refund.MaxCompensationAttempts, l.MaxBreakerWaits)},
+			Product: fmt.Sprintf("%d call attempts × (%d charge step attempts + %d refund attempts), the breaker kept closed; with it open, a step waits up to %s spending no attempt, and the provider sees one probe per open period in all",
+				l.PaymentCallAttempts, charge.MaxAttempts, refund.MaxCompensationAttempts, l.OutageBound)},
 		{Dependency: "payment provider", Scenario: "down + crashes",
 			Calls: payCalls * deliveries,
 			Product: fmt.Sprintf("the above × %d receives × (1 + %d recovery re-drives) of an unrecorded attempt",

@@ -47,7 +47,7 @@ func TestRetryBoundFailsWhenALayerGrows(t *testing.T) {
 			}
 		},
 		"more call attempts":      func(l *retryLayers) { l.PaymentCallAttempts = 4 },
-		"longer breaker waits":    func(l *retryLayers) { l.MaxBreakerWaits = 400 },
+		"longer outage bound":     func(l *retryLayers) { l.OutageBound = time.Hour },
 		"batch past the deadline": func(l *retryLayers) { l.BatchConcurrency = 1 },
 	} {
 		l := deployedLayers(t)
@@ -67,7 +67,7 @@ func TestPaymentCallsAreTheProductOfTheLayers(t *testing.T) {
 		t.Fatalf("payment calls %d, want %d", b.Calls, want)
 	}
 	// The time bound covers at least the breaker waits of both steps.
-	if b.Duration < 2*time.Duration(l.MaxBreakerWaits)*l.BreakerOpenFor {
+	if b.Duration < 2*l.OutageBound {
 		t.Fatalf("duration %s shorter than the breaker waits alone", b.Duration)
 	}
 }

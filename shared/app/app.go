@@ -92,6 +92,11 @@ func New(ctx context.Context, cfg config.Config, open Opener, opt Options) (*App
 	if a.Log == nil {
 		a.Log = NewLogger(os.Stderr, cfg.LogLevel)
 	}
+	if err := orchestrator.CheckBreakerThreshold(cfg.Payment.BreakerThreshold, orchestrator.CreateOrderSaga); err != nil {
+		// Allowed (a test may keep the breaker closed on purpose), but the
+		// outage guarantee no longer holds for a lone order.
+		a.Log.Warn("payment breaker threshold weakens the outage guarantee", "error", err)
+	}
 	if a.Now == nil {
 		// Microseconds: the precision both stores keep, so a time read back
 		// equals the time written (and replayed bodies match GET bodies).

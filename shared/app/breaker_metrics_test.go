@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"fmt"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -23,6 +24,30 @@ func TestBreakerSeriesExistFromTheStart(t *testing.T) {
 	for _, want := range []string{`breaker_state{dependency="payment"} 0`, `breaker_transitions_total{dependency="payment",from="closed",to="open"} 0`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("metrics lack %s", want)
+		}
+	}
+}
+
+// TestBreakerThresholdAboveAStepsAttemptsIsWarned: a payment breaker that
+// opens only after more failures than process_payment has attempts lets a
+// lone order be cancelled before it opens; the app starts (a test may want
+// the breaker closed) but says so at warn.
+func TestBreakerThresholdAboveAStepsAttemptsIsWarned(t *testing.T) {
+	for _, tc := range []struct {
+		threshold int
+		warned    bool
+	}{{5, false}, {6, true}} {
+		sink := &logSink{}
+		newTestEnv(t, func(c *config.Config, o *app.Options) {
+			c.Payment.BreakerThreshold = tc.threshold
+			o.Log = app.NewLogger(sink, "warn")
+		})
+		got := withMsg(sink.lines(t), "payment breaker threshold weakens the outage guarantee")
+		if (len(got) > 0) != tc.warned {
+			t.Errorf("threshold %d: warnings %v, want warned %v", tc.threshold, got, tc.warned)
+		}
+		if tc.warned && len(got) > 0 && !strings.Contains(fmt.Sprint(got[0]["error"]), "exceeds the 5 attempts") {
+			t.Errorf("threshold %d: warning %v does not name the 5 attempts", tc.threshold, got[0])
 		}
 	}
 }

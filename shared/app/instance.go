@@ -46,18 +46,13 @@ func Instance(open Opener) (*App, error) {
 }
 
 // LoadConfig is config.Load plus the checks that need the step table:
-// SAGA_LEASE must exceed the longest step timeout (orchestrator.CheckLease),
-// and PAYMENT_BREAKER_THRESHOLD must not exceed the attempts of a step that
-// calls a participant (orchestrator.CheckBreakerThreshold).
+// SAGA_LEASE must exceed the longest step timeout (orchestrator.CheckLease).
 func LoadConfig(getenv config.Getenv) (config.Config, error) {
 	cfg, err := config.Load(getenv)
 	if err != nil {
 		return config.Config{}, err
 	}
 	if err := orchestrator.CheckLease(cfg.Saga.Lease, orchestrator.CreateOrderSaga); err != nil {
-		return config.Config{}, err
-	}
-	if err := orchestrator.CheckBreakerThreshold(cfg.Payment.BreakerThreshold, orchestrator.CreateOrderSaga); err != nil {
 		return config.Config{}, err
 	}
 	return cfg, nil

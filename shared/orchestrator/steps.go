@@ -92,12 +92,12 @@ func CheckLease(lease time.Duration, steps Steps) error {
 	return nil
 }
 
-// CheckBreakerThreshold refuses a circuit breaker threshold (consecutive
-// failures that open it) above the fewest attempts of any step or
-// compensation of steps that calls a participant: a lone saga would spend
-// all that step's attempts on failures that leave the breaker closed, and
-// be compensated by an outage of a second, before the breaker ever opened
-// and its waits (which spend no attempts) began.
+// CheckBreakerThreshold reports (Invalid) a circuit breaker threshold
+// (consecutive failures that open it) above the fewest attempts of any step
+// or compensation of steps that calls a participant: a lone saga would spend
+// all that step's attempts on failures that leave the breaker closed, and be
+// compensated by an outage of seconds, before the breaker ever opened and
+// its waits (which spend no attempts) began. app.New logs it as a warning.
 func CheckBreakerThreshold(threshold int, steps Steps) error {
 	for _, st := range steps {
 		for _, c := range []struct {
@@ -106,7 +106,7 @@ func CheckBreakerThreshold(threshold int, steps Steps) error {
 			attempts int
 		}{{st.Name, st.Do, st.MaxAttempts}, {st.Compensation, st.Undo, st.MaxCompensationAttempts}} {
 			if c.act.Call != nil && threshold > c.attempts {
-				return apperr.New(apperr.Invalid, "config: PAYMENT_BREAKER_THRESHOLD (%d) must not exceed the %d attempts of saga step %q, or a lone order spends them all before the breaker opens and an outage of seconds cancels it", threshold, c.attempts, c.name)
+				return apperr.New(apperr.Invalid, "config: PAYMENT_BREAKER_THRESHOLD (%d) exceeds the %d attempts of saga step %q: a lone order spends them all before the breaker opens, and an outage of seconds cancels it", threshold, c.attempts, c.name)
 			}
 		}
 	}
