@@ -27,6 +27,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -45,12 +47,16 @@ type soak struct {
 }
 
 // runnerEnv are the settings the runner gets besides its defaults: a short
-// recovery window and a small claim window, so a 3-minute run reaches past
-// both; dead events within seconds (as in the README's tour); one saga at a
-// time per batch and a provider timeout above the backlog's latency.
+// recovery window (stuck 5 s, then 2 re-drives 5 s apart) and a small claim
+// window (4 × 5 rows), so a 3-minute run reaches past both; the README
+// tour's quick settings (dead events within seconds, sagas retrying within a
+// second, the breaker probing every 5 s: 120 breaker waits are 10 minutes);
+// one saga at a time per batch and a provider timeout above the backlog's
+// latency, so a slow provider makes a backlog.
 var runnerEnv = []string{
 	"RELAY_MAX_ATTEMPTS=3", "RELAY_BACKOFF_CAP=2s", "RELAY_BATCH_SIZE=5",
-	"RECOVERY_STUCK_AFTER=5s", "RECOVERY_MAX_REDRIVES=3",
+	"RECOVERY_STUCK_AFTER=5s", "RECOVERY_MAX_REDRIVES=2",
+	"SAGA_BACKOFF_CAP=1s", "PAYMENT_BREAKER_OPEN_FOR=5s",
 	"SAGA_BATCH_CONCURRENCY=1", "PAYMENT_TIMEOUT=5s",
 }
 
@@ -158,7 +164,7 @@ func run(dur time.Duration, rate float64, seed uint64, outPath string, keep bool
 		s.redriven += n
 	}
 	deadline := max(dur, s.restartedAt+50*time.Second)
-	for s.load.since() < deadline && s.load.unfinished(false) > 0 {
+	for s.load.since() < deadline && (s.load.unfinished(false) > 0 || s.outboxPending(ctx) != 0) {
 		time.Sleep(500 * time.Millisecond)
 	}
 	s.end(in)
@@ -206,6 +212,22 @@ func run(dur time.Duration, rate float64, seed uint64, outPath string, keep bool
 		}
 	}
 	return res, nil
+}
+
+// outboxPending is the runner's outbox_pending gauge (-1 if unreadable).
+func (s *soak) outboxPending(ctx context.Context) float64 {
+	rep := s.api.do(ctx, "GET", "/metrics", "dev-admin", "", nil)
+	if rep.err != nil || rep.code != 200 {
+		return -1
+	}
+	for _, line := range strings.Split(string(rep.body), "\n") {
+		if f := strings.Fields(line); len(f) == 2 && (f[0] == "outbox_pending" || strings.HasPrefix(f[0], "outbox_pending{")) {
+			if v, err := strconv.ParseFloat(f[1], 64); err == nil {
+				return v
+			}
+		}
+	}
+	return -1
 }
 
 // waitPosters waits for the clients still retrying a POST, at most d.
