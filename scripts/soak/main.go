@@ -26,9 +26,11 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -133,6 +135,20 @@ func run(dur time.Duration, rate float64, seed uint64, outPath string, keep bool
 		return nil, err
 	}
 	defer r.stop()
+	// Ctrl-C or SIGTERM stops the runner and the provider before the soak
+	// exits, so no child process outlives it.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-sig
+		fmt.Fprintln(os.Stderr, "soak: interrupted; stopping the runner")
+		r.stop()
+		prov.close()
+		if !keep {
+			_ = os.RemoveAll(work)
+		}
+		os.Exit(2)
+	}()
 	s := &soak{dur: dur, out: out, runner: r, api: newAPI(addr), prov: prov}
 	s.load = &load{api: s.api, rate: rate, rnd: rand.New(rand.NewPCG(seed, seed^0x50a4))}
 	ctx := context.Background()
