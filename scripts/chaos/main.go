@@ -5,6 +5,7 @@
 //	go run ./scripts/chaos -orders 150 -seed 1 -all           # every mode of issue 13 at once
 //	go run ./scripts/chaos -orders 1000 -seeds 1-5 -all       # five seeds, a summary by check
 //	go run ./scripts/chaos -long                              # 10 000 orders × seeds 1–5, every mode
+//	go run ./scripts/chaos -orders 400 -seeds 1-3 -realclock  # a clock that moves between readings, long outages
 //
 // Modes (each also turns on the strict checks; -strict alone adds them to the
 // classic run): -concurrent (API clients, advancers, relays and recovery in
@@ -13,7 +14,12 @@
 // -vary (settings drawn from the seed, shard count lowered half-way), -intx (the
 // local fast path inside the transaction runs: messages stored in the
 // transaction that writes the state change, no outbox row beside them, with
-// SendInTx refused or failing; docs/chaos-intx.md).
+// SendInTx refused or failing; docs/chaos-intx.md), -advancing D (the fake
+// clock moves by D after every reading, as a real clock moves between two
+// readings), -outages (a sequential run gets a payment outage of 3–8 minutes
+// and an order-events outage of 1–3 minutes of fake time, orders placed
+// during both, the outbox dead letters redriven afterwards), -realclock
+// (-advancing 1ms -outages; docs/soak.md).
 //
 // It prints a table per run (orders, outcomes, duplicates, retries, crashes,
 // dead letters, violations by check) and, for several seeds, a summary of
@@ -52,6 +58,9 @@ func main() {
 	vary := flag.Bool("vary", false, "draw the settings from the seed (short leases, long breaker windows) and lower OUTBOX_SHARDS half-way")
 	intx := flag.Bool("intx", false, "let the fast path inside the transaction run (messages stored with the state change, no outbox row), with SendInTx refusals and failures")
 	strict := flag.Bool("strict", false, "add the checks of issue 13 (event order, stock settlement, stuck sagas, publishability, outage cancellations)")
+	advancing := flag.Duration("advancing", 0, "move the fake clock forward by this much after every reading (e.g. 1ms), as a real clock moves")
+	outages := flag.Bool("outages", false, "a payment outage of 3-8 minutes and an order-events outage of 1-3 minutes of fake time, orders placed during both (sequential runs)")
+	realclock := flag.Bool("realclock", false, "-advancing 1ms -outages: the cases a clock that never moves between readings and short outages never reach")
 	all := flag.Bool("all", false, "every mode: -concurrent -skew 3s -unicode -vary -strict")
 	long := flag.Bool("long", false, "the long run: 10 000 orders on seeds 1-5 with -all (several minutes per seed)")
 	flag.Parse()
@@ -63,6 +72,12 @@ func main() {
 		*concurrent, *unicode, *vary, *strict = true, true, true, true
 		if *skew == 0 {
 			*skew = 3 * time.Second
+		}
+	}
+	if *realclock {
+		*outages = true
+		if *advancing == 0 {
+			*advancing = time.Millisecond
 		}
 	}
 	list := []uint64{*seed}
@@ -85,7 +100,8 @@ func main() {
 	for _, s := range list {
 		rep, err := chaos.Run(ctx, chaos.Options{Orders: *orders, Seed: s, Verbose: *verbose, Log: log, Dir: *dir,
 			Concurrent: *concurrent, Clients: *clients, Advancers: *advancers, Relays: *relays,
-			Skew: *skew, Unicode: *unicode, Vary: *vary, Strict: *strict, InTx: *intx})
+			Skew: *skew, Unicode: *unicode, Vary: *vary, Strict: *strict, InTx: *intx,
+			Advancing: *advancing, Outages: *outages})
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "chaos: seed %d: %v\n", s, err)
 			os.Exit(2)

@@ -101,6 +101,17 @@ type Options struct {
 	// checker takes the queue's record of committed messages as those
 	// events' outbox entries (docs/chaos-intx.md). Turns on Strict.
 	InTx bool
+	// Advancing moves the fake clock forward by this much after every
+	// reading, as a real clock moves between two readings of one code path
+	// (0: the clock moves only when the run moves it). Turns on Strict.
+	Advancing time.Duration
+	// Outages adds two long outages to a sequential run, each while several
+	// orders are placed and the world runs on in one-second ticks: the
+	// payment provider down for 3–8 minutes of fake time (within the
+	// breaker's documented bound) and order-events down for 1–3 minutes,
+	// after which the run redrives the outbox dead letters as an operator
+	// would. Turns on Strict.
+	Outages bool
 }
 
 // multi reports whether the run plays several instances per component.
@@ -126,6 +137,12 @@ func (o Options) mode() string {
 	if o.InTx {
 		m = append(m, "intx")
 	}
+	if o.Advancing > 0 {
+		m = append(m, "advancing "+o.Advancing.String())
+	}
+	if o.Outages {
+		m = append(m, "outages")
+	}
 	if o.strict() {
 		m = append(m, "strict")
 	}
@@ -133,7 +150,9 @@ func (o Options) mode() string {
 }
 
 // strict reports whether the checks of issue 13 run.
-func (o Options) strict() bool { return o.Strict || o.multi() || o.Unicode || o.InTx }
+func (o Options) strict() bool {
+	return o.Strict || o.multi() || o.Unicode || o.InTx || o.Advancing > 0 || o.Outages
+}
 
 // Report is the outcome of a run. Apart from Elapsed, two runs with the
 // same options and seed produce equal reports.
@@ -190,6 +209,9 @@ type Report struct {
 	// with no outbox row beside it.
 	InTxSends  int `json:"in_tx_sends,omitempty"`
 	InTxEvents int `json:"in_tx_events,omitempty"`
+	// OutageRedriven counts the outbox dead letters redriven after the
+	// order-events outage (Outages).
+	OutageRedriven int `json:"outage_redriven,omitempty"`
 	// Violations lists every broken guarantee (empty when all hold), at
 	// most maxViolations of them; ViolationsBy counts all of them by check.
 	Violations   []string       `json:"violations"`
@@ -218,6 +240,12 @@ func Run(ctx context.Context, opts Options) (Report, error) {
 	}
 	if opts.Relays <= 0 {
 		opts.Relays = 2
+	}
+	if opts.Outages && (opts.Concurrent || opts.Orders < minOutageOrders) {
+		return Report{}, fmt.Errorf("chaos: Outages needs a sequential run of at least %d orders", minOutageOrders)
+	}
+	if opts.Advancing < 0 {
+		return Report{}, fmt.Errorf("chaos: Advancing must not be negative (got %s)", opts.Advancing)
 	}
 	w, cleanup, err := newWorld(ctx, opts)
 	if err != nil {

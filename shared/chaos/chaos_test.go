@@ -207,3 +207,51 @@ func (d doubleCharge) Charge(ctx context.Context, sagaID, orderID string, amount
 	_ = d.Service.Charge(ctx, sagaID+"-again", orderID, amount, currency)
 	return nil
 }
+
+func TestClockAdvancesBetweenReadings(t *testing.T) {
+	c := newClock(time.Millisecond)
+	a, b := c.Now(), c.Now()
+	if got := b.Sub(a); got != time.Millisecond {
+		t.Errorf("two readings of an advancing clock are %s apart, want 1ms", got)
+	}
+	c.Advance(time.Second)
+	if got := c.Now().Sub(b); got != time.Second+time.Millisecond {
+		t.Errorf("after Advance(1s) the next reading is %s after the last, want 1.001s", got)
+	}
+	still := newClock(0)
+	if a, b := still.Now(), still.Now(); !a.Equal(b) {
+		t.Errorf("a clock without a step moved between readings: %s, %s", a, b)
+	}
+}
+
+// TestRealClockOutagesKeepTheGuarantees runs the real-clock mode with no
+// random faults, only its two long outages on a clock that moves between
+// readings: the outages must have happened (minutes of fake time, sends to
+// order-events refused, orders placed while the provider was down), and
+// every guarantee must hold through them — no order cancelled by the
+// payment outage, every event published after the operator's redrive.
+func TestRealClockOutagesKeepTheGuarantees(t *testing.T) {
+	rep := run(t, Options{Orders: 60, Seed: 3, Faults: &Faults{}, Advancing: time.Millisecond, Outages: true})
+	if min := paymentOutageMin + eventsOutageMin; rep.Simulated < min {
+		t.Errorf("the run covered %s of fake time, less than its two outages (%s)", rep.Simulated, min)
+	}
+	if rep.Faults["events_outage_refused"] == 0 {
+		t.Errorf("no send to order-events was refused during its outage: faults %v", rep.Faults)
+	}
+	if !strings.Contains(strings.Join(rep.Settings, "; "), "payment outage") {
+		t.Errorf("the report does not name the payment outage: %v", rep.Settings)
+	}
+	if !rep.OK() {
+		var b bytes.Buffer
+		rep.WriteTable(&b)
+		t.Errorf("violations:\n%s", b.String())
+	}
+}
+
+func TestOutagesNeedASequentialRun(t *testing.T) {
+	for _, o := range []Options{{Orders: 60, Outages: true, Concurrent: true}, {Orders: 10, Outages: true}, {Orders: 10, Advancing: -time.Second}} {
+		if _, err := Run(context.Background(), o); err == nil {
+			t.Errorf("Run(%+v) accepted the options", o)
+		}
+	}
+}

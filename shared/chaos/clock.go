@@ -11,19 +11,29 @@ var start = time.Date(2025, 6, 1, 9, 0, 0, 0, time.UTC)
 
 // clock is the run's fake time: every component reads it, only the run moves
 // it forward, so leases, backoffs, visibility timeouts and recovery windows
-// expire without sleeping. Safe for concurrent use; monotonic.
+// expire without sleeping. With a step, every reading also moves it forward
+// by step, as a real clock moves between two readings of one code path (a
+// wait computed from one reading and sent from a later one is shorter by
+// then). Safe for concurrent use; monotonic.
 type clock struct {
-	mu sync.Mutex
-	t  time.Time
+	mu   sync.Mutex
+	t    time.Time
+	step time.Duration
 }
 
-func newClock() *clock { return &clock{t: start} }
+// newClock returns a clock at start that advances by step (truncated to
+// microseconds, the stores' precision; 0: not at all) after every reading.
+func newClock(step time.Duration) *clock {
+	return &clock{t: start, step: step.Truncate(time.Microsecond)}
+}
 
-// Now returns the current fake time.
+// Now returns the current fake time, then moves the clock by its step.
 func (c *clock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.t
+	t := c.t
+	c.t = c.t.Add(c.step)
+	return t
 }
 
 // Advance moves the clock forward by d (negative d is ignored).

@@ -65,6 +65,9 @@ type faultyQueue struct {
 	in     *injector
 	f      *Faults
 	faults *tally
+	// refuse, if set, fails every send to a queue that is down (an outage)
+	// before anything is stored; nil means no queue is down.
+	refuse func(url string) error
 }
 
 var _ queue.Queue = (*faultyQueue)(nil)
@@ -78,6 +81,11 @@ func (q *faultyQueue) Ensure(ctx context.Context, spec queue.QueueSpec) (string,
 
 // SendBatch implements queue.Queue.
 func (q *faultyQueue) SendBatch(ctx context.Context, url string, msgs []queue.OutMessage) ([]queue.SendResult, error) {
+	if q.refuse != nil {
+		if err := q.refuse(url); err != nil {
+			return nil, err
+		}
+	}
 	if !q.in.fire(nil, "", q.f.QueueSend) {
 		return q.inner.SendBatch(ctx, url, msgs)
 	}

@@ -60,7 +60,7 @@ func TestFaultyStore(t *testing.T) {
 // visibility timeout.
 func TestFaultyQueue(t *testing.T) {
 	ctx := context.Background()
-	c := newClock()
+	c := newClock(0)
 	inner, err := sqlitequeue.Open(filepath.Join(t.TempDir(), "q.db"), sqlitequeue.WithClock(c.Now))
 	if err != nil {
 		t.Fatal(err)

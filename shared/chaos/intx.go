@@ -79,6 +79,9 @@ func (q *txFaultyQueue) SendInTx(ctx context.Context, tx store.Tx, url string, m
 	if !ok {
 		return nil, false, nil
 	}
+	if q.refuse != nil && q.refuse(url) != nil {
+		return nil, true, apperr.New(apperr.Invalid, "chaos: the queue is down; the rows wait for the relay")
+	}
 	if q.in.fire(q.faults, "queue_send_in_tx_refused", q.f.QueueSendInTxRefused) {
 		return nil, true, apperr.New(apperr.Invalid, "chaos: queue refused the in-transaction send")
 	}

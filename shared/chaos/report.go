@@ -23,6 +23,9 @@ func (w *world) report(s *snapshot, violations []string) Report {
 		InvocationFailures: w.invFail.snapshot(), Messages: w.msgs.snapshot(),
 		DeadLetters: len(s.dead), DeadLettersBy: map[string]int{}, DrainRounds: w.drainRounds,
 		Simulated: w.clock.Elapsed(), Violations: append([]string{}, violations...)}
+	if w.outages != nil {
+		r.OutageRedriven = w.outages.redriven
+	}
 	for _, id := range s.orderIDs {
 		switch s.orders[id].Status {
 		case order.StatusConfirmed:
@@ -76,6 +79,9 @@ func (r Report) WriteTable(out io.Writer) {
 	if r.InTxSends > 0 || r.InTxEvents > 0 || strings.Contains(r.Mode, "intx") {
 		row("messages stored by SendInTx (in-tx)", r.InTxSends)
 		row("events committed as their message alone (in-tx)", r.InTxEvents)
+	}
+	if strings.Contains(r.Mode, "outages") {
+		row("outbox dead letters redriven after the events outage", r.OutageRedriven)
 	}
 	row("confirmed", r.Confirmed)
 	row("cancelled", r.Cancelled)

@@ -39,7 +39,7 @@ func (w *world) inject(ctx context.Context) error {
 				return err
 			}
 		}
-		w.clock.Advance(time.Duration(w.wl.IntN(1500)) * time.Millisecond)
+		w.clock.Advance(w.beforeOrder(ctx, i, time.Duration(w.wl.IntN(1500))*time.Millisecond))
 		if err := w.placeOrder(ctx, w.pick("api"), i); err != nil {
 			return err
 		}

@@ -41,10 +41,12 @@ type world struct {
 	faults Faults
 	in     *injector
 	clock  *clock
-	app    *app.App
-	sqlite *sqlitestore.Store // the undecorated store: the checker reads through it
-	sim    *paymentsim.Sim
-	fx     *effects
+	// outages are the long outages of an Outages run (nil otherwise).
+	outages *outages
+	app     *app.App
+	sqlite  *sqlitestore.Store // the undecorated store: the checker reads through it
+	sim     *paymentsim.Sim
+	fx      *effects
 
 	crashes, faultsN, retries, msgs, invFail *tally
 	inTx                                     *tally // in_tx_sends (InTx)
@@ -95,7 +97,7 @@ type world struct {
 }
 
 func newWorld(ctx context.Context, opts Options) (*world, func(), error) {
-	w := &world{opts: opts, clock: newClock(), keys: make([]*keyRun, opts.Orders),
+	w := &world{opts: opts, clock: newClock(opts.Advancing), keys: make([]*keyRun, opts.Orders),
 		delivered: map[string]int{}, poison: map[string]bool{}, origin: &origins{m: map[string]string{}},
 		crashes: newTally(), faultsN: newTally(), retries: newTally(), msgs: newTally(), invFail: newTally(), inTx: newTally(),
 		in: &injector{rnd: rand.New(rand.NewPCG(opts.Seed, 0xc4a05))},
@@ -103,6 +105,9 @@ func newWorld(ctx context.Context, opts Options) (*world, func(), error) {
 	w.faults = DefaultFaults()
 	if opts.Faults != nil {
 		w.faults = *opts.Faults
+	}
+	if opts.Outages {
+		w.outages = planOutages(opts.Orders, opts.Seed)
 	}
 	dir, cleanup := opts.Dir, func() {}
 	if dir == "" {
@@ -174,7 +179,7 @@ func (w *world) build(ctx context.Context, path string) error {
 	w.fstore = &faultyStore{inner: w.sqlite, in: w.in, f: &w.faults, faults: w.faultsN}
 	// The queue draws from a stream of its own: the relay's sends overlap
 	// its store transactions (see injector).
-	fq := &faultyQueue{inner: q, in: w.in.stream(w.opts.Seed, queueStream), f: &w.faults, faults: w.faultsN}
+	fq := &faultyQueue{inner: q, in: w.in.stream(w.opts.Seed, queueStream), f: &w.faults, faults: w.faultsN, refuse: w.eventsRefuse}
 	w.fqueue = fq
 	if w.opts.InTx {
 		// The queue already shares the store's *sql.DB (as localwiring
