@@ -16,6 +16,7 @@ import (
 	"ordersaga/shared/handlers"
 	"ordersaga/shared/mqtrigger"
 	"ordersaga/shared/queue"
+	"ordersaga/shared/selfcheck"
 	"ordersaga/shared/triggers"
 	"ordersaga/shared/yc"
 )
@@ -99,6 +100,11 @@ func (rt *runner) invoke(ctx context.Context, name string, fn handlers.Func, raw
 			err = panicError{p}
 		}
 	}()
+	// The self-check event is answered before the body, as each cloud
+	// function's index.Handler does, on this App's (local) adapters.
+	if selfcheck.Requested(raw) {
+		return rt.app.SelfCheck(ctx, name, ""), nil
+	}
 	return fn(ctx, rt.app, raw)
 }
 
