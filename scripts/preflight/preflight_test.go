@@ -1,0 +1,88 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The offline rehearsal passes on the embedded queue and a scratch SQLite
+// file, and says what it skipped.
+func TestLocalPreflightPasses(t *testing.T) {
+	t.Setenv("ORDERSAGA_SQS_ENDPOINT", "")
+	var out bytes.Buffer
+	root, _ := moduleRoot()
+	err := preflight(context.Background(), options{local: true, root: root}, &out)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	for _, want := range []string{"PASS  queue.create", "PASS  queue.dead-letter", "PASS  store.read", "SKIP  selfcheck", "preflight: PASS"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// queryOnlyServer answers every request as a Query-protocol-only SQS would
+// answer a JSON request: 400 with an XML error.
+func queryOnlyServer(t *testing.T) string {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/xml")
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write([]byte(`<?xml version="1.0"?><ErrorResponse><Error><Type>Sender</Type><Code>InvalidAction</Code>` +
+			`<Message>The action or operation requested is invalid.</Message></Error><RequestId>x</RequestId></ErrorResponse>`))
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// An endpoint that refuses the JSON protocol fails the first queue line,
+// saying so plainly with the fallback, and the preflight fails.
+func TestRefusedJSONProtocolIsSaidPlainly(t *testing.T) {
+	var out bytes.Buffer
+	root, _ := moduleRoot()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err := preflight(ctx, options{root: root, endpoint: queryOnlyServer(t), keyID: "k", secret: "s"}, &out)
+	if err == nil {
+		t.Fatalf("preflight passed:\n%s", out.String())
+	}
+	for _, want := range []string{"FAIL  queue.create", "JSON protocol was refused", "Fallback: pin service/sqs", "preflight: FAIL"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// Without a static key the cloud preflight fails at once, naming the
+// variables, and dials nothing.
+func TestMissingKeyFails(t *testing.T) {
+	var out bytes.Buffer
+	err := preflight(context.Background(), options{root: "."}, &out)
+	if err == nil || !strings.Contains(out.String(), "YMQ_ACCESS_KEY_ID") || !strings.Contains(out.String(), "SKIP  ydb.connect") {
+		t.Errorf("err %v, output:\n%s", err, out.String())
+	}
+}
+
+// The SQS emulator, when scripts/test.sh runs one, gets the ymq adapter's
+// calls and the FIFO calls, and every temporary queue is deleted.
+func TestLocalPreflightAgainstTheEmulator(t *testing.T) {
+	if os.Getenv("ORDERSAGA_SQS_ENDPOINT") == "" {
+		t.Skip("ORDERSAGA_SQS_ENDPOINT is not set (scripts/test.sh starts the emulator)")
+	}
+	var out bytes.Buffer
+	root, _ := moduleRoot()
+	if err := preflight(context.Background(), options{local: true, root: root}, &out); err != nil {
+		t.Fatalf("%v\n%s", err, out.String())
+	}
+	for _, want := range []string{"PASS  queue.fifo-send-batch", "PASS  queue.fifo-delete", "PASS  queue.delete "} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
