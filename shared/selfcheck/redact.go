@@ -9,7 +9,7 @@ import (
 )
 
 // Redacted stands in for a secret's value.
-const Redacted = "<redacted>"
+const Redacted = "[redacted]"
 
 // Redact returns the settings of cfg a self-check shows, by environment
 // variable name. Secrets never appear: YDB_TOKEN, YMQ_SECRET_ACCESS_KEY and

@@ -33,11 +33,12 @@ type runner struct {
 	functions      map[string]handlers.Func // the function bodies by name (handlers.Registry, faults applied)
 }
 
-// routes serves /_invoke/{function}, /metrics and, for everything else, the
+// routes serves /_invoke/{function}, /_queues/{queue}, /metrics and, for everything else, the
 // API exactly as API Gateway would call the orderapi function.
 func (rt *runner) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/_invoke/", rt.invokeHTTP)
+	mux.HandleFunc("/_queues/", rt.sendHTTP)
 	mux.HandleFunc("/metrics", rt.metrics)
 	mux.HandleFunc("/", rt.api)
 	return mux
