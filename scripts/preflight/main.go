@@ -71,6 +71,8 @@ type options struct {
 	yc         string
 	storetest  bool
 	timeout    time.Duration
+	// connectTimeout bounds each YDB connect (default 20 s).
+	connectTimeout time.Duration
 }
 
 func main() {

@@ -86,3 +86,26 @@ func TestLocalPreflightAgainstTheEmulator(t *testing.T) {
 		}
 	}
 }
+
+// An unreachable database fails its line with the fix and stops the YDB
+// lines there; the scratch database is never the production one.
+func TestYDBLines(t *testing.T) {
+	root, _ := moduleRoot()
+	var out bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
+	r := newReport(&out)
+	probeYDB(ctx, r, options{root: root, dsn: "grpc://127.0.0.1:1/local", ydbAuth: "anonymous", connectTimeout: 2 * time.Second})
+	if bad := r.failed(); len(bad) != 1 || bad[0] != "ydb.connect" || !strings.Contains(out.String(), "fix: check the endpoint") {
+		t.Errorf("failed %v:\n%s", bad, out.String())
+	}
+	if strings.Contains(out.String(), "ydb.schema") || strings.Contains(out.String(), "ydb.conformance") {
+		t.Errorf("lines after a failed connect:\n%s", out.String())
+	}
+	out.Reset()
+	r = newReport(&out)
+	probeYDB(ctx, r, options{root: root})
+	if len(r.failed()) != 0 || !strings.Contains(out.String(), "SKIP  ydb.connect") || !strings.Contains(out.String(), "SKIP  ydb.conformance") {
+		t.Errorf("no database yet:\n%s", out.String())
+	}
+}

@@ -40,7 +40,7 @@ func probeYDB(ctx context.Context, r *report, o options) {
 			return line{Verdict: skip, Detail: "no database yet (YDB_CONNECTION_STRING / -dsn empty): deploy.sh creates it, then runs the preflight's YDB lines again through the migrate step"}
 		}
 		var err error
-		st, err = ydbstore.Open(ctx, ydbstore.Config{ConnectionString: o.dsn, Auth: o.ydbAuth, Token: o.ydbToken, DialTimeout: 15 * time.Second})
+		st, err = openYDB(ctx, o, o.dsn)
 		if err != nil {
 			return bad("check the endpoint (terraform output -raw ydb_endpoint) and the token (YDB_TOKEN=$(yc iam create-token)); the functions use YDB_AUTH=metadata, proven by their self-check after the apply",
 				"open %s with auth %s: %v", o.dsn, o.ydbAuth, err)
@@ -67,6 +67,12 @@ func probeYDB(ctx context.Context, r *report, o options) {
 	} else if l.Verdict == fail {
 		return
 	}
+	if o.scratchDSN != "" && o.scratchDSN != o.dsn {
+		l := r.check("ydb.scratch-migrate", func() line { return migrateScratch(ctx, o) })
+		if l.Verdict != pass {
+			return
+		}
+	}
 	r.check("ydb.conformance", func() line {
 		if o.scratchDSN == "" {
 			return line{Verdict: skip, Detail: "no -scratch-dsn: the store conformance suite writes, so it runs only on a database of its own " +
@@ -78,6 +84,38 @@ func probeYDB(ctx context.Context, r *report, o options) {
 		return goTest(ctx, o, "./shared/ydbstore/", []string{"YDB_CONNECTION_STRING=" + o.scratchDSN, "YDB_TOKEN=" + o.ydbToken},
 			"migrations applied to the scratch database and the whole storetest suite passed on it")
 	})
+}
+
+// openYDB opens dsn with o's auth, bounded by o.connectTimeout (default
+// 20 s): the driver keeps retrying a refused connection until its context
+// ends, and the preflight has other lines to print.
+func openYDB(ctx context.Context, o options, dsn string) (*ydbstore.Store, error) {
+	limit := o.connectTimeout
+	if limit <= 0 {
+		limit = 20 * time.Second
+	}
+	cctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	return ydbstore.Open(cctx, ydbstore.Config{ConnectionString: dsn, Auth: o.ydbAuth, Token: o.ydbToken, DialTimeout: limit})
+}
+
+// migrateScratch applies every migration to the scratch database, as
+// scripts/migrate does, so a statement the server refuses is its own line.
+func migrateScratch(ctx context.Context, o options) line {
+	st, err := openYDB(ctx, o, o.scratchDSN)
+	if err != nil {
+		return bad("check -scratch-dsn and the token (it needs ydb.editor on the scratch database)", "open the scratch database: %v", err)
+	}
+	defer st.Close()
+	ms, err := ydbstore.LoadMigrations(ydbschema.FS)
+	if err != nil {
+		return bad("a broken migration file: go test ./shared/ydbstore/", "%v", err)
+	}
+	applied, err := st.Migrate(ctx, ms, ydbstore.MigrateOptions{})
+	if err != nil {
+		return bad("the server refused a migration (named above): fix schema/ydb before deploying; the production database would refuse it too", "migrate the scratch database: %v", err)
+	}
+	return ok("%d migrations applied now, %d before (schema/ydb, as scripts/migrate runs them)", len(applied), len(ms)-len(applied))
 }
 
 // probeSQLite is the local rehearsal of probeYDB: a scratch SQLite file,
