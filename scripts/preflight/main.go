@@ -19,7 +19,8 @@
 //
 // YDB: connect to the deployed database with the deployer's token, read the
 // migration state and one row; with -scratch-dsn, migrate a scratch
-// database and run the store conformance suite on it.
+// database, measure the request units the server charges for an order's
+// insert, read and update, and run the store conformance suite on it.
 //
 // IAM and wiring: with -function-ids (or -invoke-url locally) every
 // function answers its self-check with its own service account.

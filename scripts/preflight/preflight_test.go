@@ -6,9 +6,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"google.golang.org/grpc/metadata"
+
+	"ordersaga/shared/sqlitestore"
 )
 
 // The offline rehearsal passes on the embedded queue and a scratch SQLite
@@ -107,5 +112,29 @@ func TestYDBLines(t *testing.T) {
 	probeYDB(ctx, r, options{root: root})
 	if len(r.failed()) != 0 || !strings.Contains(out.String(), "SKIP  ydb.connect") || !strings.Contains(out.String(), "SKIP  ydb.conformance") {
 		t.Errorf("no database yet:\n%s", out.String())
+	}
+}
+
+// The units counter sums the trailer YDB sends; the measurement's store
+// operations run on any store (SQLite reports no units, so the line says
+// they were not measured rather than printing zeros).
+func TestRequestUnits(t *testing.T) {
+	var u unitsCounter
+	u.add(metadata.Pairs("x-ydb-consumed-units", "3"))
+	u.add(metadata.Pairs("x-ydb-consumed-units", "2", "other", "9"))
+	if got := u.take(); got != 5 {
+		t.Errorf("counted %d RU, want 5", got)
+	}
+	if got := u.take(); got != 0 {
+		t.Errorf("take did not reset: %d", got)
+	}
+	st, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "ru.db"), sqlitestore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	l := measureUnits(context.Background(), st)
+	if l.Verdict != skip || !strings.Contains(l.Detail, "not measured") {
+		t.Errorf("line %+v", l)
 	}
 }

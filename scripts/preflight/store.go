@@ -72,6 +72,14 @@ func probeYDB(ctx context.Context, r *report, o options) {
 		if l.Verdict != pass {
 			return
 		}
+		r.check("ydb.request-units", func() line {
+			st, err := openYDB(ctx, o, o.scratchDSN)
+			if err != nil {
+				return bad("check -scratch-dsn and the token", "open the scratch database: %v", err)
+			}
+			defer st.Close()
+			return measureUnits(ctx, st)
+		})
 	}
 	r.check("ydb.conformance", func() line {
 		if o.scratchDSN == "" {
