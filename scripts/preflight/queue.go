@@ -55,7 +55,8 @@ func failQueue(call string, err error) line {
 		return bad(protocolFix, "%s: the JSON protocol was refused: %v", call, err)
 	}
 	return bad("check the endpoint (YMQ_ENDPOINT) and the static key (YMQ_ACCESS_KEY_ID, YMQ_SECRET_ACCESS_KEY): "+
-		"its service account needs ymq.admin to create and delete queues (the functions' key needs ymq.reader and ymq.writer)",
+		"its service account needs ymq.admin to create and delete queues (the functions' key needs ymq.reader and ymq.writer); "+
+		"a refused CreateQueue may also be the cloud's quota of 10 queues (the preflight needs 3 free for a moment)",
 		"%s: %v", call, err)
 }
 
