@@ -4,7 +4,7 @@
 #
 #   scripts/deploy.sh [--var-file FILE] [--auto-approve] [--skip-smoke]
 #                                                          the whole deploy (steps 1-8)
-#   scripts/deploy.sh --preflight [--var-file FILE]        steps 1-3 only: prove the platform, change nothing
+#   scripts/deploy.sh --preflight [--var-file FILE]        steps 2-3 only: prove the platform, change nothing
 #   scripts/deploy.sh --dry-run [--var-file FILE]          package, preflight, terraform plan, migrate -dry-run
 #   scripts/deploy.sh --smoke-only [--var-file FILE]       steps 7-8 against what is deployed
 #   scripts/deploy.sh --destroy [--var-file FILE]          terraform destroy (asks unless --auto-approve)
@@ -200,8 +200,11 @@ if [ "$mode" = smoke ]; then
 fi
 
 step "1. package and verify the functions (dist/)"
-# Terraform reads the zips even to plan or destroy (user_hash = filesha256).
-if [ "$mode" = destroy ]; then
+# Terraform reads the zips even to plan or destroy (user_hash = filesha256);
+# the preflight alone needs none.
+if [ "$mode" = preflight ]; then
+  echo "skipped: the preflight needs no zips (scripts/deploy.sh packages and verifies them before any plan)"
+elif [ "$mode" = destroy ]; then
   go run ./scripts/package -out dist || die "packaging failed"
 else
   go run ./scripts/package -out dist -verify \
