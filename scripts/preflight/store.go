@@ -37,7 +37,7 @@ func probeYDB(ctx context.Context, r *report, o options) {
 	var st *ydbstore.Store
 	l := r.check("ydb.connect", func() line {
 		if o.dsn == "" {
-			return line{Verdict: skip, Detail: "no database yet (YDB_CONNECTION_STRING / -dsn empty): deploy.sh creates it, then runs the preflight's YDB lines again through the migrate step"}
+			return line{Verdict: skip, Detail: "no database yet (YDB_CONNECTION_STRING / -dsn empty): scripts/deploy.sh creates it before the migrations; once it exists, scripts/deploy.sh --preflight checks it with your token"}
 		}
 		var err error
 		st, err = openYDB(ctx, o, o.dsn)
