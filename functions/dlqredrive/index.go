@@ -15,6 +15,8 @@ import (
 )
 
 // Handler runs one command.
+// A self-check event ({"action":"selfcheck"}) gets the self-check report
+// (package selfcheck) instead.
 func Handler(ctx context.Context, event []byte) (any, error) {
 	if selfcheck.Requested(event) {
 		return app.SelfCheckInstance(ctx, cloudwiring.Open, "dlqredrive", yc.FunctionVersion(ctx)), nil

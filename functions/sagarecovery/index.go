@@ -14,6 +14,8 @@ import (
 )
 
 // Handler handles one timer trigger event.
+// A self-check event ({"action":"selfcheck"}) gets the self-check report
+// (package selfcheck) instead.
 func Handler(ctx context.Context, event []byte) (any, error) {
 	if selfcheck.Requested(event) {
 		return app.SelfCheckInstance(ctx, cloudwiring.Open, "sagarecovery", yc.FunctionVersion(ctx)), nil
