@@ -67,6 +67,30 @@ fi
 step "tests"
 go test -count=1 ./...
 
+step "first contact, rehearsed offline: preflight -local, every self-check and the smoke against the local runner"
+# The same preflight, self-check and smoke that scripts/deploy.sh runs against
+# a real folder, here against the local runner and the SQS emulator, so none of
+# them can rot (docs/deploy.md, "Preflight").
+go build -o "$work/localcloud" ./scripts/localcloud
+go build -o "$work/preflight" ./scripts/preflight
+go build -o "$work/smoke" ./scripts/smoke
+"$work/localcloud" -addr 127.0.0.1:0 -data "$work/rehearsal" -triggers triggers/triggers.yaml -quiet \
+  >"$work/runner.out" 2>"$work/runner.err" &
+runner_pid=$!
+stop_runner() { kill -INT "$runner_pid" 2>/dev/null && wait "$runner_pid" 2>/dev/null || true; }
+trap 'stop_runner; sqsemulator_stop || true; cleanup_dirs' EXIT
+runner_url=""
+for _ in $(seq 1 150); do
+  runner_url=$(sed -n 's/^ *API: *\(http:[^ ]*\).*/\1/p' "$work/runner.out" | head -1)
+  [ -n "$runner_url" ] && break
+  sleep 0.2
+done
+[ -n "$runner_url" ] || { echo "the local runner did not start:"; cat "$work/runner.err"; exit 1; }
+"$work/preflight" -local -invoke-url "$runner_url/_invoke"
+"$work/smoke" -base-url "$runner_url" -jwt dev-user -admin-token dev-admin -timeout 30s \
+  -invoke-url "$runner_url/_invoke" -dlq-url "$runner_url/_queues/saga-commands-dlq"
+stop_runner
+
 step "race detector on the concurrent packages"
 go test -count=1 -race ./shared/app/ ./shared/handlers/ ./shared/relay/ ./shared/sqlitestore/ \
   ./shared/sqlitequeue/ ./shared/resilience/ ./shared/orchestrator/ ./shared/ymq/ ./shared/redrive/ \

@@ -13,6 +13,7 @@ resource "yandex_api_gateway" "api" {
     jwt_jwks_uri               = var.jwt_jwks_uri
     jwt_issuer                 = var.jwt_issuer
     jwt_audience               = var.jwt_audience
+    jwt_jwk_ttl_seconds        = var.jwt_jwk_ttl_seconds
   })
 
   depends_on = [

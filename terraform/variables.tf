@@ -158,3 +158,14 @@ variable "jwt_audience" {
   description = "Audience (aud) the accepted JWTs must carry."
   type        = string
 }
+
+variable "jwt_jwk_ttl_seconds" {
+  description = "How long API Gateway caches the signing keys it fetched from jwt_jwks_uri (jwkTtlInSeconds). Publish a new signing key in the JWKS at least this long before tokens are signed with it."
+  type        = number
+  default     = 600
+
+  validation {
+    condition     = var.jwt_jwk_ttl_seconds >= 60 && var.jwt_jwk_ttl_seconds <= 86400 && floor(var.jwt_jwk_ttl_seconds) == var.jwt_jwk_ttl_seconds
+    error_message = "jwt_jwk_ttl_seconds must be whole seconds between 60 and 86400."
+  }
+}

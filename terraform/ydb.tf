@@ -22,11 +22,13 @@ resource "yandex_ydb_database_serverless" "main" {
 
 # ydb.editor (read and write data) for every function's service account, on
 # this database only. The provider has no yandex_ydb_database_iam_member,
-# only this binding, which is authoritative for one role on one database: it
-# sets the complete member list of ydb.editor here and removes anyone else
-# holding ydb.editor on this database (database-level grants only; folder
-# roles such as the deployer's are not touched). Hence one binding with every
-# member, never one per function (they would overwrite each other). It is the
+# only this binding for one role on one database. Creating it adds these
+# members and removes no one; its read keeps only the members it lists, so
+# another holder of ydb.editor on this database shows no diff; a change of
+# the member list rewrites the role and then drops members it does not list
+# (provider v0.222.0, yandex/iam_binding.go). Folder roles such as the
+# deployer's are never touched. Hence one binding with every member, never
+# one per function (each update would drop the others). It is the
 # least privilege the platform offers: ydb.viewer cannot write, and finer
 # grants (per table) exist only as YDB ACLs inside the database, which
 # Terraform does not manage.

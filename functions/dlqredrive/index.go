@@ -10,10 +10,17 @@ import (
 	"ordersaga/shared/app"
 	"ordersaga/shared/cloudwiring"
 	"ordersaga/shared/handlers"
+	"ordersaga/shared/selfcheck"
+	"ordersaga/shared/yc"
 )
 
 // Handler runs one command.
+// A self-check event ({"action":"selfcheck"}) gets the self-check report
+// (package selfcheck) instead.
 func Handler(ctx context.Context, event []byte) (any, error) {
+	if selfcheck.Requested(event) {
+		return app.SelfCheckInstance(ctx, cloudwiring.Open, "dlqredrive", yc.FunctionVersion(ctx)), nil
+	}
 	a, err := app.Instance(cloudwiring.Open)
 	if err != nil {
 		return nil, err

@@ -8,12 +8,18 @@ import (
 	"ordersaga/shared/app"
 	"ordersaga/shared/cloudwiring"
 	"ordersaga/shared/handlers"
+	"ordersaga/shared/selfcheck"
 	"ordersaga/shared/yc"
 )
 
 // Handler serves one API Gateway invocation (payload format 1.0). The raw
 // event is taken as bytes so the authorizer context reaches the caller check.
-func Handler(ctx context.Context, event []byte) (*yc.HTTPResponse, error) {
+// A self-check event ({"action":"selfcheck"}, from the console's test tab)
+// gets the self-check report instead of an HTTP response.
+func Handler(ctx context.Context, event []byte) (any, error) {
+	if selfcheck.Requested(event) {
+		return app.SelfCheckInstance(ctx, cloudwiring.Open, "orderapi", yc.FunctionVersion(ctx)), nil
+	}
 	a, err := app.Instance(cloudwiring.Open)
 	if err != nil {
 		return handlers.ColdStartFailed(err), nil

@@ -9,11 +9,18 @@ import (
 	"ordersaga/shared/app"
 	"ordersaga/shared/cloudwiring"
 	"ordersaga/shared/handlers"
+	"ordersaga/shared/selfcheck"
+	"ordersaga/shared/yc"
 )
 
 // Handler handles one trigger batch. An error returns the whole batch to the
 // queue (see handlers.SagaAdvancer for when that happens).
+// A self-check event ({"action":"selfcheck"}) gets the self-check report
+// (package selfcheck) instead.
 func Handler(ctx context.Context, event []byte) (any, error) {
+	if selfcheck.Requested(event) {
+		return app.SelfCheckInstance(ctx, cloudwiring.Open, "sagaadvancer", yc.FunctionVersion(ctx)), nil
+	}
 	a, err := app.Instance(cloudwiring.Open)
 	if err != nil {
 		return nil, err

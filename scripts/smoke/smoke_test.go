@@ -30,12 +30,14 @@ func TestSmokeAgainstLocalRunner(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	err := Run(ctx, Config{BaseURL: base, UserToken: "dev-user", AdminToken: "dev-admin", Deadline: 30 * time.Second,
-		Invoke: HTTPInvoker(client, base+"/_invoke/dlqredrive"), Log: &log, HTTP: client})
+		Invoke: HTTPInvoker(client, base+"/_invoke"), SendDLQ: HTTPSender(client, base+"/_queues/saga-commands-dlq"), Log: &log, HTTP: client})
 	t.Log(log.String())
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"admin stock route", "POST /orders", "Idempotent-Replayed: true", ": CONFIRMED", "dlqredrive stats", "PASS"} {
+	for _, want := range []string{"self-check orderapi: PASS", "self-check dlqredrive: PASS", "admin stock route", "POST /orders",
+		"Idempotent-Replayed: true", ": CONFIRMED", "dead letter: ingested as entry", "dead letter: redriven to saga-commands",
+		"0 not yet ingested from saga-commands-dlq", "PASS"} {
 		if !strings.Contains(log.String(), want) {
 			t.Errorf("smoke log lacks %q", want)
 		}
@@ -43,8 +45,10 @@ func TestSmokeAgainstLocalRunner(t *testing.T) {
 }
 
 // TestSmokeFailsLoudly runs the smoke test against the runner with a user
-// token where the admin token belongs, and with a dlqredrive invoker that
-// points nowhere: each must fail, naming the step.
+// token where the admin token belongs, with an invoker that points
+// nowhere, without a way to reach the dead-letter queue, with a dead letter
+// that never arrives, and with a dlqredrive that cannot read the
+// dead-letter queue's depth: each must fail, naming the step.
 func TestSmokeFailsLoudly(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the local runner")
@@ -52,18 +56,60 @@ func TestSmokeFailsLoudly(t *testing.T) {
 	base := startRunner(t)
 	client := &http.Client{Timeout: 30 * time.Second}
 	ctx := context.Background()
-	err := Run(ctx, Config{BaseURL: base, UserToken: "dev-user", AdminToken: "dev-user", Deadline: 30 * time.Second,
-		Invoke: HTTPInvoker(client, base+"/_invoke/dlqredrive"), HTTP: client})
-	if err == nil || !strings.Contains(err.Error(), "PUT /admin/stock") {
-		t.Errorf("a non-admin token on the admin route: err = %v", err)
+	invoke := HTTPInvoker(client, base+"/_invoke")
+	send := HTTPSender(client, base+"/_queues/saga-commands-dlq")
+	cfg := func(mutate func(*Config)) Config {
+		c := Config{BaseURL: base, UserToken: "dev-user", AdminToken: "dev-admin", Deadline: 5 * time.Second, Invoke: invoke, SendDLQ: send, HTTP: client}
+		mutate(&c)
+		return c
 	}
-	err = Run(ctx, Config{BaseURL: base, UserToken: "dev-user", AdminToken: "dev-admin", Deadline: 30 * time.Second,
-		Invoke: HTTPInvoker(client, base+"/_invoke/nosuchfunction"), HTTP: client})
-	if err == nil || !strings.Contains(err.Error(), "dlqredrive stats") {
-		t.Errorf("a broken dlqredrive invoker: err = %v", err)
+	for _, tc := range []struct {
+		name   string
+		mutate func(*Config)
+		want   string
+	}{
+		{"a non-admin token on the admin route", func(c *Config) { c.AdminToken = "dev-user" }, "PUT /admin/stock"},
+		{"an invoker that points nowhere", func(c *Config) { c.Invoke = HTTPInvoker(client, base+"/_invoke/nosuchfunction") }, "self-check orderapi"},
+		{"no way to send a dead letter", func(c *Config) { c.SendDLQ = nil }, "dead-letter path: no way to send"},
+		{"a dead letter that never arrives", func(c *Config) {
+			c.SendDLQ = func(context.Context, string, map[string]string) (string, error) { return "no-such-message", nil }
+		}, "was not ingested"},
+		{"a dead-letter queue whose depth cannot be read", func(c *Config) {
+			c.Invoke = func(ctx context.Context, fn string, ev []byte) ([]byte, error) {
+				out, err := invoke(ctx, fn, ev)
+				if err == nil && bytes.Contains(ev, []byte(`"stats"`)) {
+					out = regexp.MustCompile(`,"not_ingested":\{[^}]*\}`).ReplaceAll(out, nil)
+				}
+				return out, err
+			}
+		}, "no not_ingested count for saga-commands-dlq"},
+		{"a self-check that fails", func(c *Config) {
+			c.Invoke = func(ctx context.Context, fn string, ev []byte) ([]byte, error) {
+				out, err := invoke(ctx, fn, ev)
+				if err == nil && fn == "sagaadvancer" && bytes.Contains(ev, []byte("selfcheck")) {
+					out = bytes.Replace(out, []byte(`"check":"schema.version","verdict":"PASS"`), []byte(`"check":"schema.version","verdict":"FAIL"`), 1)
+					out = bytes.Replace(out, []byte(`"verdict":"PASS","checks"`), []byte(`"verdict":"FAIL","checks"`), 1)
+				}
+				return out, err
+			}
+		}, "self-check sagaadvancer: schema.version"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := Run(ctx, cfg(tc.mutate))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v, want it to name %q", err, tc.want)
+			}
+		})
 	}
 	if err := Run(ctx, Config{BaseURL: base}); err == nil {
 		t.Error("a config without tokens ran")
+	}
+	var log bytes.Buffer
+	if err := Run(ctx, cfg(func(c *Config) { c.SendDLQ, c.SkipDLQ, c.Log = nil, true, &log })); err != nil {
+		t.Errorf("-skip-dlq: %v", err)
+	}
+	if !strings.Contains(log.String(), "DEAD-LETTER PATH SKIPPED") {
+		t.Errorf("-skip-dlq did not say so: %s", log.String())
 	}
 }
 

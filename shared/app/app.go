@@ -30,6 +30,7 @@ import (
 	"ordersaga/shared/queue"
 	"ordersaga/shared/redrive"
 	"ordersaga/shared/relay"
+	"ordersaga/shared/selfcheck"
 	"ordersaga/shared/stock"
 	"ordersaga/shared/store"
 	"ordersaga/shared/triggers"
@@ -64,6 +65,7 @@ type App struct {
 	metrics metrics.Recorder
 	hooks   hooks
 	sim     *paymentsim.Sim // the built-in payment provider, nil with an external one
+	probe   selfcheck.Database
 
 	closers []func() error
 }
@@ -123,7 +125,7 @@ func New(ctx context.Context, cfg config.Config, open Opener, opt Options) (*App
 		_ = a.Close()
 		return nil, errors.New("app.New: the opener returned no store or no queue")
 	}
-	a.store, a.queue, a.metrics = p.Store, p.Queue, p.Metrics
+	a.store, a.queue, a.metrics, a.probe = p.Store, p.Queue, p.Metrics, p.Database
 	if a.NewID == nil {
 		a.NewID = p.NewID
 	}

@@ -9,6 +9,7 @@ import (
 	"ordersaga/shared/config"
 	"ordersaga/shared/metrics"
 	"ordersaga/shared/queue"
+	"ordersaga/shared/selfcheck"
 	"ordersaga/shared/store"
 )
 
@@ -34,6 +35,9 @@ type Ports struct {
 	// B-trees append instead of scattering (localwiring.NewID); the cloud
 	// keeps random ones, which spread YDB's writes over its partitions.
 	NewID func() string
+	// Database probes the store's clock and schema for the self-check
+	// (nil: the self-check reports that this target cannot prove them).
+	Database selfcheck.Database
 }
 
 // Env is what an Opener gets besides the configuration: the App's clock and

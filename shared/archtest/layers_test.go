@@ -47,6 +47,9 @@ var ranks = map[string]rank{
 
 	"orders": usecase, "orchestrator": usecase, "relay": usecase, "stock": usecase,
 	"payments": usecase, "redrive": usecase,
+	// The self-check reads the configuration, the store and the queue
+	// ports, and a database probe port of its own.
+	"selfcheck": usecase,
 
 	"sqlitestore": adapter, "ydbstore": adapter, "sqlitequeue": adapter, "ymq": adapter,
 	"prommetrics": adapter, "ycmetrics": adapter, "paymentsim": adapter,

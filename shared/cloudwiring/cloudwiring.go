@@ -49,7 +49,7 @@ func Open(ctx context.Context, cfg config.Config, env app.Env) (app.Ports, error
 	if err != nil {
 		return app.Ports{}, errors.Join(err, st.Close())
 	}
-	return app.Ports{Store: st, Queue: q, Metrics: m, Close: st.Close}, nil
+	return app.Ports{Store: st, Queue: q, Metrics: m, Close: st.Close, Database: Probe(cfg, st)}, nil
 }
 
 // OpenStore opens the YDB store: one driver per function instance (the App

@@ -155,7 +155,12 @@ func (h *handler) createOrder(w http.ResponseWriter, r *http.Request) {
 	}
 	resp, err := h.d.Orders.Create(r.Context(), orders.CreateCommand{Caller: caller, Key: key, Request: req, RequestID: reqID})
 	if err != nil {
-		if StatusOf(err) >= 500 {
+		switch status := StatusFor(r, err); {
+		case status == StatusClientClosedRequest:
+			// The client is gone, not the server broken: a retry with the
+			// same Idempotency-Key gets whatever was committed.
+			h.d.Log.Info("create order: client closed the request", "idempotency_key", key, "error", err)
+		case status >= 500:
 			h.d.Log.Error("create order failed", "idempotency_key", key, "error", err)
 		}
 		WriteError(w, r, err)

@@ -4,6 +4,7 @@
 package httpapi
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -28,7 +29,26 @@ type Problem struct {
 // (RFC 9457 §3.1.1); the "Problem types" table of docs/api.md explains each.
 const problemBase = "urn:ordersaga:problem:"
 
-// StatusOf maps an error to its HTTP status: the one place that does so.
+// StatusClientClosedRequest (499, nginx's "client closed request") answers a
+// request whose client gave up before the answer: its context was canceled
+// and the work failed because of it. It is a 4xx on purpose, counted apart
+// from the server's failures: the 5xx rate and the alerts on it mean the
+// server failed.
+const StatusClientClosedRequest = 499
+
+// StatusFor maps an error met while serving r to its HTTP status: 499 when
+// the error comes from r's own context having been canceled (the client
+// went away), otherwise StatusOf(err). A cancellation r did not see (a
+// dependency's own) and a deadline stay the server's failures (503).
+func StatusFor(r *http.Request, err error) int {
+	if errors.Is(err, context.Canceled) && errors.Is(r.Context().Err(), context.Canceled) {
+		return StatusClientClosedRequest
+	}
+	return StatusOf(err)
+}
+
+// StatusOf maps an error to its HTTP status: the one place that does so
+// (StatusFor adds the request's own cancellation).
 func StatusOf(err error) int {
 	switch {
 	case errors.Is(err, idempotency.ErrFingerprintMismatch):
@@ -82,16 +102,22 @@ func problemType(err error, status int) string {
 		return problemBase + "unsupported-media-type"
 	case 503:
 		return problemBase + "unavailable"
+	case StatusClientClosedRequest:
+		return problemBase + "client-closed-request"
 	}
 	return "about:blank"
 }
 
 // WriteError writes err as problem+json. Internal errors never leak their text.
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
-	status := StatusOf(err)
+	status := StatusFor(r, err)
+	title := http.StatusText(status)
+	if status == StatusClientClosedRequest {
+		title = "Client Closed Request"
+	}
 	p := Problem{
 		Type:     problemType(err, status),
-		Title:    http.StatusText(status),
+		Title:    title,
 		Status:   status,
 		Detail:   apperr.Message(err),
 		Instance: r.URL.Path,

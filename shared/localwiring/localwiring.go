@@ -38,7 +38,7 @@ func Open(ctx context.Context, cfg config.Config, env app.Env) (app.Ports, error
 	if err != nil {
 		return app.Ports{}, errors.Join(err, st.Close())
 	}
-	return app.Ports{Store: st, Queue: q, Metrics: m, MetricsHandler: h, NewID: NewID,
+	return app.Ports{Store: st, Queue: q, Metrics: m, MetricsHandler: h, NewID: NewID, Database: Probe(st),
 		Close: func() error { return errors.Join(closeQ(), st.Close()) }}, nil
 }
 

@@ -10,6 +10,7 @@ import (
 const (
 	requestIDKey  = "lambdaRuntimeRequestID"
 	functionIDKey = "lambdaRuntimeFunctionName"
+	versionIDKey  = "lambdaRuntimeFunctionVersion"
 )
 
 // RequestID returns the invocation's request id set by the Cloud Functions
@@ -23,6 +24,13 @@ func RequestID(ctx context.Context) string {
 // Functions runtime (the key is named "FunctionName" but holds the id), or "".
 func FunctionID(ctx context.Context) string {
 	s, _ := ctx.Value(functionIDKey).(string)
+	return s
+}
+
+// FunctionVersion returns the id of the running function version set by the
+// Cloud Functions runtime, or "" outside the platform.
+func FunctionVersion(ctx context.Context) string {
+	s, _ := ctx.Value(versionIDKey).(string)
 	return s
 }
 

@@ -27,11 +27,39 @@ func emulatorEndpoint(t *testing.T) string {
 	return ""
 }
 
-// TestConformance runs the queue port's suite against the kumo emulator.
+// Credentials of the conformance run: the emulator accepts any key, so they
+// default to test/test; set them (and ORDERSAGA_SQS_ENDPOINT to
+// https://message-queue.api.cloud.yandex.net) to run the suite against the
+// real Message Queue with a static key whose service account holds
+// ymq.admin (docs/deploy.md, "Preflight").
+const (
+	keyIDEnv  = "ORDERSAGA_SQS_ACCESS_KEY_ID"
+	secretEnv = "ORDERSAGA_SQS_SECRET_ACCESS_KEY"
+	regionEnv = "ORDERSAGA_SQS_REGION"
+)
+
+// conformanceConfig is the adapter configuration of the conformance run:
+// the endpoint and, when set, the credentials and region of the
+// environment.
+func conformanceConfig(t *testing.T) Config {
+	t.Helper()
+	c := Config{Endpoint: emulatorEndpoint(t), AccessKeyID: "test", SecretAccessKey: "test", Region: os.Getenv(regionEnv)}
+	id, secret := os.Getenv(keyIDEnv), os.Getenv(secretEnv)
+	if (id == "") != (secret == "") {
+		t.Fatalf("set both %s and %s, or neither", keyIDEnv, secretEnv)
+	}
+	if id != "" {
+		c.AccessKeyID, c.SecretAccessKey = id, secret
+	}
+	return c
+}
+
+// TestConformance runs the queue port's suite against the kumo emulator,
+// or against the endpoint and key the environment names.
 func TestConformance(t *testing.T) {
-	ep := emulatorEndpoint(t)
+	cfg := conformanceConfig(t)
 	queuetest.Run(t, func(t *testing.T) queue.Queue {
-		q, err := New(Config{Endpoint: ep, AccessKeyID: "test", SecretAccessKey: "test"})
+		q, err := New(cfg)
 		if err != nil {
 			t.Fatalf("New: %v", err)
 		}

@@ -16,6 +16,7 @@ import (
 	"ordersaga/shared/handlers"
 	"ordersaga/shared/mqtrigger"
 	"ordersaga/shared/queue"
+	"ordersaga/shared/selfcheck"
 	"ordersaga/shared/triggers"
 	"ordersaga/shared/yc"
 )
@@ -32,11 +33,12 @@ type runner struct {
 	functions      map[string]handlers.Func // the function bodies by name (handlers.Registry, faults applied)
 }
 
-// routes serves /_invoke/{function}, /metrics and, for everything else, the
+// routes serves /_invoke/{function}, /_queues/{queue}, /metrics and, for everything else, the
 // API exactly as API Gateway would call the orderapi function.
 func (rt *runner) routes() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/_invoke/", rt.invokeHTTP)
+	mux.HandleFunc("/_queues/", rt.sendHTTP)
 	mux.HandleFunc("/metrics", rt.metrics)
 	mux.HandleFunc("/", rt.api)
 	return mux
@@ -99,6 +101,11 @@ func (rt *runner) invoke(ctx context.Context, name string, fn handlers.Func, raw
 			err = panicError{p}
 		}
 	}()
+	// The self-check event is answered before the body, as each cloud
+	// function's index.Handler does, on this App's (local) adapters.
+	if selfcheck.Requested(raw) {
+		return rt.app.SelfCheck(ctx, name, ""), nil
+	}
 	return fn(ctx, rt.app, raw)
 }
 
