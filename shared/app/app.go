@@ -128,7 +128,7 @@ func New(ctx context.Context, cfg config.Config, open Opener, opt Options) (*App
 	if a.metrics == nil {
 		a.metrics = metrics.Nop{}
 	}
-	a.hooks = hooks{m: a.metrics}
+	a.hooks = hooks{m: a.metrics, board: &breakerBoard{now: a.Now}}
 	auth, err := authenticator(cfg)
 	if err == nil {
 		err = a.wire(cfg, owner, opt)

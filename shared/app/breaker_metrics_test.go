@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"context"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -24,5 +25,23 @@ func TestBreakerSeriesExistFromTheStart(t *testing.T) {
 		if !strings.Contains(body, want) {
 			t.Errorf("metrics lack %s", want)
 		}
+	}
+}
+
+// TestBreakersShowEachDependencysState: the payment breaker is listed
+// closed from the start and open once its threshold of failures is reached.
+func TestBreakersShowEachDependencysState(t *testing.T) {
+	env := newTestEnv(t, func(c *config.Config, _ *app.Options) {
+		c.Payment.FailureRate, c.Payment.BreakerThreshold = 1, 2
+	})
+	got := env.app.Breakers()
+	if len(got) != 1 || got[0].Dependency != "payment" || got[0].State != "closed" {
+		t.Fatalf("Breakers() at start = %+v, want payment closed", got)
+	}
+	for i := 0; i < 4; i++ {
+		_ = env.app.Payments.Charge(context.Background(), "saga-b", "order-b", 100, "RUB")
+	}
+	if got := env.app.Breakers(); len(got) != 1 || got[0].State != "open" || got[0].Since.IsZero() {
+		t.Fatalf("Breakers() after failures = %+v, want payment open with a time", got)
 	}
 }
