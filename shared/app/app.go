@@ -141,7 +141,8 @@ func New(ctx context.Context, cfg config.Config, open Opener, opt Options) (*App
 		Orders: a.Orders, Auth: auth, Log: a.Log,
 		RequestID: func(r *http.Request) string { return yc.RequestID(r.Context()) },
 		OnRequest: a.hooks.httpRequest,
-		Admin:     adminapi.NewHandler(a.Redrive, auth, adminapi.WithStock(a.Stock)),
+		Admin: adminapi.NewHandler(a.Redrive, auth, adminapi.WithStock(a.Stock),
+			adminapi.WithConsole(a.console(cfg, auth))),
 	})
 	return a, nil
 }
