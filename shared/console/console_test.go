@@ -226,3 +226,24 @@ func TestPagesAreStrictAndEscapeStoredText(t *testing.T) {
 		}
 	}
 }
+
+// Every page renders for an admin, under 100 KB.
+func TestEveryPageRendersForAnAdmin(t *testing.T) {
+	e := newEnv(t)
+	for _, p := range []string{"/admin/console", "/admin/console/orders", "/admin/console/orders?customer=c-1&state=completed",
+		"/admin/console/dlq", "/admin/console/dlq?status=open&source=saga&flagged=false", "/admin/console/audit",
+		"/admin/console/stock", "/admin/console/static/console.css"} {
+		got := e.do("GET", p, "cookie:dev-admin", nil)
+		if got.status != http.StatusOK || strings.Contains(got.body, "could not be rendered") {
+			t.Errorf("GET %s: %d %.200s", p, got.status, got.body)
+		}
+		if len(got.body) > 100<<10 {
+			t.Errorf("GET %s: %d bytes", p, len(got.body))
+		}
+	}
+	for _, p := range []string{"/admin/console/dlq?nope=1", "/admin/console/dlq?flagged=maybe", "/admin/console/dlq?status=gone"} {
+		if got := e.do("GET", p, "cookie:dev-admin", nil); got.status != http.StatusBadRequest {
+			t.Errorf("GET %s: %d, want 400", p, got.status)
+		}
+	}
+}
