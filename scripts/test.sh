@@ -6,8 +6,8 @@
 # SQS server, runs all tests (and the race detector on the concurrent
 # packages), drives the operator console in headless chromium
 # (scripts/consoletest), runs each fuzz target briefly, runs small seeded
-# chaos runs (classic and every mode), and builds every function's deployment zip as a Go plugin exactly as the
-# Cloud Functions builder does.
+# chaos runs (classic and every mode), and builds every function's
+# deployment zip as a Go plugin exactly as the Cloud Functions builder does.
 #
 # Environment:
 #   FUZZTIME   per fuzz target, as an execution count (default 40000x). A count,
