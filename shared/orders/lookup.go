@@ -13,11 +13,12 @@ import (
 )
 
 // The reads below serve operators (the console): each needs an admin
-// caller (Forbidden otherwise), reads in one snapshot-free View, and is
-// bounded by index-ordered, LIMIT-bounded queries of store.Sagas and
-// store.Outbox; none scans a table.
+// caller (Forbidden otherwise), reads in one View, and is bounded by
+// index-ordered, LIMIT-bounded queries of store.Sagas and store.Outbox;
+// none scans a table.
 
-// MaxRecentScan is the most sagas per state RecentSagas and SagaCounts read.
+// MaxRecentScan is the most sagas (or index entries) per state RecentSagas
+// and SagaCounts read.
 const MaxRecentScan = 1000
 
 // SagaStates lists every saga state in the order operators read them.
@@ -37,12 +38,13 @@ type StateCount struct {
 	AtLeast bool `json:"at_least,omitempty"`
 }
 
-// SagaCounts counts sagas by state over the last hour and day, reading at
-// most scan (1..MaxRecentScan) of each state's newest sagas through the
-// (state, updated_at) index. Read only. Errors: Forbidden, Invalid (scan),
+// SagaCounts counts sagas by state updated within the last hour and day,
+// each count reading at most limit (1..MaxRecentScan) entries of the
+// (state, updated_at) index and no saga row (store.Sagas
+// CountSagasUpdatedSince). Read only. Errors: Forbidden, Invalid (limit),
 // Transient.
-func (s *Service) SagaCounts(ctx context.Context, caller identity.Identity, scan int) ([]StateCount, error) {
-	if err := operator(caller, scan); err != nil {
+func (s *Service) SagaCounts(ctx context.Context, caller identity.Identity, limit int) ([]StateCount, error) {
+	if err := operator(caller, limit); err != nil {
 		return nil, err
 	}
 	now := s.cfg.Now()
@@ -51,20 +53,15 @@ func (s *Service) SagaCounts(ctx context.Context, caller identity.Identity, scan
 	err := s.cfg.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
 		out = out[:0]
 		for _, st := range SagaStates {
-			list, err := tx.ListSagasByState(ctx, st, time.Time{}, scan)
-			if err != nil {
+			c := StateCount{State: st}
+			var err error
+			if c.Hour, err = tx.CountSagasUpdatedSince(ctx, st, hour, limit); err != nil {
 				return err
 			}
-			c := StateCount{State: st}
-			for _, in := range list {
-				if !in.UpdatedAt.Before(day) {
-					c.Day++
-				}
-				if !in.UpdatedAt.Before(hour) {
-					c.Hour++
-				}
+			if c.Day, err = tx.CountSagasUpdatedSince(ctx, st, day, limit); err != nil {
+				return err
 			}
-			c.AtLeast = len(list) == scan && !list[len(list)-1].UpdatedAt.Before(day)
+			c.AtLeast = c.Day >= limit
 			out = append(out, c)
 		}
 		return nil
