@@ -280,6 +280,10 @@ type redriveData struct {
 	Confirm bool // the report is a dry run: offer to confirm it
 	Rate    string
 	Force   bool
+	// Follow are the redriven entries the progress page follows (the
+	// first maxProgress), and Unfollowed how many more there are.
+	Follow     []string
+	Unfollowed int
 }
 
 // redrive runs a dry run of a selection (ids, or a filter with a maximum
@@ -334,6 +338,16 @@ func (h *handler) redrive(w http.ResponseWriter, r *http.Request) {
 	}
 	rep := out.(redrive.Report)
 	d := redriveData{Report: rep, Confirm: rep.DryRun && rep.WouldRedrive > 0, Rate: f.Get("rate_per_sec"), Force: cmd.Force}
+	for _, it := range rep.Items {
+		if it.Outcome != redrive.OutcomeRedriven {
+			continue
+		}
+		if len(d.Follow) < maxProgress {
+			d.Follow = append(d.Follow, it.ID)
+		} else {
+			d.Unfollowed++
+		}
+	}
 	title := "Redrive"
 	if rep.DryRun {
 		title = "Redrive dry run"
@@ -347,8 +361,8 @@ type progressData struct {
 	Query   string
 }
 
-// maxProgress bounds the entries a progress page follows.
-const maxProgress = 100
+// maxProgress bounds the entries a progress page follows (each is one read).
+const maxProgress = 50
 
 // progress shows the status of redriven entries, reloading until each is
 // resolved (its work finished) or back in the store as open.
@@ -356,7 +370,7 @@ func (h *handler) progress(w http.ResponseWriter, r *http.Request) {
 	ctx, caller := r.Context(), sessionOf(r).caller
 	ids := r.URL.Query()["id"]
 	if len(ids) == 0 || len(ids) > maxProgress {
-		h.fail(w, r, caller, apperr.Invalidf([]apperr.FieldError{{Pointer: "/id", Detail: "give 1 to 100 ids"}}, "give 1 to %d ids", maxProgress))
+		h.fail(w, r, caller, apperr.Invalidf([]apperr.FieldError{{Pointer: "/id", Detail: "give 1 to 50 ids"}}, "give 1 to %d ids", maxProgress))
 		return
 	}
 	d := progressData{Query: r.URL.RawQuery}
