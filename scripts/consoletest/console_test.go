@@ -408,6 +408,22 @@ func TestConsoleInABrowser(t *testing.T) {
 				t.Errorf("the overview lacks %q", want)
 			}
 		}
+		// Fast: the overview's document is small and paints at once.
+		size, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.documentElement.outerHTML.length`))
+		if err != nil || size > 100<<10 {
+			t.Errorf("the overview is %d bytes (%v), want < 100 KB", size, err)
+		}
+		// The page is loaded (its stylesheet included) when the browser can
+		// paint it: paint timing is not recorded headless, load is.
+		load, err := chromedp.Run(ctx, chromedp.Evaluate[float64](
+			`performance.getEntriesByType('navigation')[0].loadEventEnd`))
+		if err != nil || load <= 0 {
+			t.Errorf("no load time measured: %v", err)
+		}
+		t.Logf("overview: %d bytes, loaded %.0f ms after the navigation started", size, load)
+		if load > 500 {
+			t.Errorf("the overview loaded after %.0f ms, want under 500 ms (about 70 ms on an idle machine)", load)
+		}
 		shot(t, ctx, "overview")
 		open(t, ctx, r.base+"/admin/console/stock")
 		if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS(`#set-stock input[name=sku]`), "sku-3"),
