@@ -15,8 +15,12 @@ import (
 	"ordersaga/shared/redrive"
 )
 
-// countScan bounds the sagas read per state for the overview and searches.
+// countScan bounds the index entries each overview count reads.
 const countScan = 500
+
+// searchScan bounds the sagas (whole rows) a search reads per state: on
+// YDB every bucket may return that many before the newest are kept.
+const searchScan = 100
 
 // openScan bounds the open dead letters the overview groups.
 const openScan = 500
@@ -112,10 +116,10 @@ func (h *handler) orderSearch(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, Path+"/orders/"+url.PathEscape(v.ID), http.StatusSeeOther)
 		return
 	}
-	d := searchData{Query: q, Scan: countScan}
+	d := searchData{Query: q, Scan: searchScan}
 	if q.Has("customer") || q.Has("state") {
 		d.Searched = true
-		refs, err := h.d.Orders.RecentSagas(ctx, caller, q.Get("customer"), countScan)
+		refs, err := h.d.Orders.RecentSagas(ctx, caller, q.Get("customer"), searchScan)
 		if err != nil {
 			h.fail(w, r, caller, err)
 			return
