@@ -4,9 +4,10 @@
 # It formats-checks and vets the code, starts the pinned SQS emulator (kumo,
 # built from scripts/sqsemulator) so the YMQ adapter is tested against a real
 # SQS server, runs all tests (and the race detector on the concurrent
-# packages), runs each fuzz target briefly, runs small seeded chaos runs (classic and every mode),
-# and builds every function's deployment zip as a Go plugin exactly as the
-# Cloud Functions builder does.
+# packages), drives the operator console in headless chromium
+# (scripts/consoletest), runs each fuzz target briefly, runs small seeded
+# chaos runs (classic and every mode), and builds every function's
+# deployment zip as a Go plugin exactly as the Cloud Functions builder does.
 #
 # Environment:
 #   FUZZTIME   per fuzz target, as an execution count (default 40000x). A count,
@@ -90,6 +91,23 @@ done
 "$work/smoke" -base-url "$runner_url" -jwt dev-user -admin-token dev-admin -timeout 30s \
   -invoke-url "$runner_url/_invoke" -dlq-url "$runner_url/_queues/saga-commands-dlq"
 stop_runner
+
+step "console browser tests (scripts/consoletest, headless chromium)"
+# The operator console is driven in Debian's chromium through chromedp, in a
+# nested module so chromedp stays out of the root module. Where chromium is
+# missing and apt is ours to use (root), install it; otherwise skip and say why.
+if ! command -v chromium >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  if (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >"$work/chromium.log" 2>&1; then
+    echo "chromium: installed $(command -v chromium)"
+  else
+    echo "chromium: could not be installed:"; tail -5 "$work/chromium.log"
+  fi
+fi
+if command -v chromium >/dev/null 2>&1; then
+  (cd scripts/consoletest && go vet . && go test -count=1 -timeout 3m .)
+else
+  echo "console browser tests skipped: chromium is not installed and apt-get cannot install it here (not root, or no apt)"
+fi
 
 step "race detector on the concurrent packages"
 go test -count=1 -race ./shared/app/ ./shared/handlers/ ./shared/relay/ ./shared/sqlitestore/ \

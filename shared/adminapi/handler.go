@@ -29,10 +29,11 @@ const (
 )
 
 type handler struct {
-	svc   *redrive.Service
-	auth  identity.Authenticator
-	rt    *httpapi.Router
-	stock StockAdmin
+	svc     *redrive.Service
+	auth    identity.Authenticator
+	rt      *httpapi.Router
+	stock   StockAdmin
+	console http.Handler
 }
 
 type callerKey struct{}
@@ -55,18 +56,34 @@ func NewHandler(svc *redrive.Service, auth identity.Authenticator, opts ...Optio
 	return h
 }
 
-// ServeHTTP authenticates, authorizes and routes.
-func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	caller, err := h.auth.Authenticate(r)
+// Authorize is the admin API's rule for every route: the caller auth
+// resolves, and an admin. Errors: Unauthenticated (no valid identity),
+// Forbidden (not an admin).
+func Authorize(auth identity.Authenticator, r *http.Request) (identity.Identity, error) {
+	caller, err := auth.Authenticate(r)
 	if err != nil {
 		if apperr.KindOf(err) != apperr.Unauthenticated {
 			err = apperr.Wrap(apperr.Unauthenticated, err, "no valid caller identity")
 		}
-		writeErr(w, r, err)
-		return
+		return identity.Identity{}, err
 	}
 	if !caller.IsAdmin() {
-		writeErr(w, r, apperr.New(apperr.Forbidden, "the admin API needs an admin identity"))
+		return identity.Identity{}, apperr.New(apperr.Forbidden, "the admin API needs an admin identity")
+	}
+	return caller, nil
+}
+
+// ServeHTTP authenticates, authorizes and routes.
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.console != nil && (r.URL.Path == ConsolePath || strings.HasPrefix(r.URL.Path, ConsolePath+"/")) {
+		// The console authorizes every request itself with Authorize, after
+		// reading its session cookie (see WithConsole).
+		h.console.ServeHTTP(w, r)
+		return
+	}
+	caller, err := Authorize(h.auth, r)
+	if err != nil {
+		writeErr(w, r, err)
 		return
 	}
 	target, _, allowed := h.rt.Match(r)

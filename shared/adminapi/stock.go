@@ -37,6 +37,16 @@ func WithStock(s StockAdmin) Option {
 	}
 }
 
+// ConsolePath is where the operator console is mounted (package console).
+const ConsolePath = "/admin/console"
+
+// WithConsole serves the operator console at ConsolePath and below. The
+// console must authorize each request with Authorize (the same rule as
+// every admin route) and change nothing through a cookie alone.
+func WithConsole(console http.Handler) Option {
+	return func(h *handler) { h.console = console }
+}
+
 // StockView is one SKU's stock as the admin API shows it.
 type StockView struct {
 	SKU       string `json:"sku"`

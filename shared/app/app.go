@@ -135,7 +135,7 @@ func New(ctx context.Context, cfg config.Config, open Opener, opt Options) (*App
 	if a.metrics == nil {
 		a.metrics = metrics.Nop{}
 	}
-	a.hooks = hooks{m: a.metrics}
+	a.hooks = hooks{m: a.metrics, board: &breakerBoard{now: a.Now}}
 	auth, err := authenticator(cfg)
 	if err == nil {
 		err = a.wire(cfg, owner, opt)
@@ -148,7 +148,8 @@ func New(ctx context.Context, cfg config.Config, open Opener, opt Options) (*App
 		Orders: a.Orders, Auth: auth, Log: a.Log,
 		RequestID: func(r *http.Request) string { return yc.RequestID(r.Context()) },
 		OnRequest: a.hooks.httpRequest,
-		Admin:     adminapi.NewHandler(a.Redrive, auth, adminapi.WithStock(a.Stock)),
+		Admin: adminapi.NewHandler(a.Redrive, auth, adminapi.WithStock(a.Stock),
+			adminapi.WithConsole(a.console(cfg, auth))),
 	})
 	return a, nil
 }

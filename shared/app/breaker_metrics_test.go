@@ -1,6 +1,7 @@
 package app_test
 
 import (
+	"context"
 	"fmt"
 	"net/http/httptest"
 	"strings"
@@ -49,5 +50,23 @@ func TestBreakerThresholdAboveAStepsAttemptsIsWarned(t *testing.T) {
 		if tc.warned && len(got) > 0 && !strings.Contains(fmt.Sprint(got[0]["error"]), "exceeds the 5 attempts") {
 			t.Errorf("threshold %d: warning %v does not name the 5 attempts", tc.threshold, got[0])
 		}
+	}
+}
+
+// TestBreakersShowEachDependencysState: the payment breaker is listed
+// closed from the start and open once its threshold of failures is reached.
+func TestBreakersShowEachDependencysState(t *testing.T) {
+	env := newTestEnv(t, func(c *config.Config, _ *app.Options) {
+		c.Payment.FailureRate, c.Payment.BreakerThreshold = 1, 2
+	})
+	got := env.app.Breakers()
+	if len(got) != 1 || got[0].Dependency != "payment" || got[0].State != "closed" {
+		t.Fatalf("Breakers() at start = %+v, want payment closed", got)
+	}
+	for i := 0; i < 4; i++ {
+		_ = env.app.Payments.Charge(context.Background(), "saga-b", "order-b", 100, "RUB")
+	}
+	if got := env.app.Breakers(); len(got) != 1 || got[0].State != "open" || got[0].Since.IsZero() {
+		t.Fatalf("Breakers() after failures = %+v, want payment open with a time", got)
 	}
 }

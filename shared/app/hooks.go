@@ -15,18 +15,21 @@ import (
 // package metrics). Use cases know nothing about metrics: they call plain
 // hook functions set at wiring time.
 type hooks struct {
-	m metrics.Recorder
+	m     metrics.Recorder
+	board *breakerBoard // the breakers' last states, for operators
 }
 
 func (h hooks) breakerChanged(name string, from, to resilience.State) {
 	h.m.Add(metrics.BreakerTransitions, 1, "dependency", name, "from", from.String(), "to", to.String())
 	h.m.Set(metrics.BreakerState, breakerValue(to), "dependency", name)
+	h.board.set(name, to)
 }
 
 // breakerInit exports a new breaker's series at once: state closed (0)
 // and its transition counters at 0, so dashboards and alerts see the
 // breaker before its first transition.
 func (h hooks) breakerInit(name string, s resilience.State) {
+	h.board.set(name, s)
 	h.m.Set(metrics.BreakerState, breakerValue(s), "dependency", name)
 	for _, t := range [][2]resilience.State{{resilience.StateClosed, resilience.StateOpen},
 		{resilience.StateOpen, resilience.StateHalfOpen}, {resilience.StateHalfOpen, resilience.StateOpen},

@@ -54,7 +54,7 @@ var ranks = map[string]rank{
 	"sqlitestore": adapter, "ydbstore": adapter, "sqlitequeue": adapter, "ymq": adapter,
 	"prommetrics": adapter, "ycmetrics": adapter, "paymentsim": adapter,
 
-	"httpapi": transport, "adminapi": transport, "yc": transport,
+	"httpapi": transport, "adminapi": transport, "console": transport, "yc": transport,
 
 	"storetest": contract, "queuetest": contract,
 

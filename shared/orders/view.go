@@ -29,6 +29,11 @@ type SagaView struct {
 	LastError string          `json:"last_error,omitempty"`
 	UpdatedAt time.Time       `json:"updated_at"`
 	History   []saga.LogEntry `json:"history"`
+	// BreakerWaits counts the current step's attempts refused by an open
+	// circuit breaker (they spend no retry budget).
+	BreakerWaits int `json:"breaker_waits,omitempty"`
+	// RecoveryRedrives counts recovery's re-drives since the saga last moved.
+	RecoveryRedrives int `json:"recovery_redrives,omitempty"`
 }
 
 // Correlation is the chain that ties an order to everything it caused:
@@ -49,7 +54,8 @@ func NewView(o order.Order, inst *saga.Instance, history []saga.LogEntry, steps 
 			history = []saga.LogEntry{}
 		}
 		v.Saga = &SagaView{ID: inst.ID, State: inst.State, Step: steps.StepName(*inst), Attempts: inst.Attempts,
-			LastError: inst.LastError, UpdatedAt: inst.UpdatedAt, History: history}
+			LastError: inst.LastError, UpdatedAt: inst.UpdatedAt, History: history,
+			BreakerWaits: inst.Data.Waits, RecoveryRedrives: inst.Data.Redrives}
 		v.Correlation = &Correlation{IdempotencyKey: o.IdempotencyKey, OrderID: o.ID, SagaID: inst.ID}
 	}
 	return v

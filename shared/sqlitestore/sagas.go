@@ -29,6 +29,8 @@ const (
 	sqlListSagasByState = `SELECT ` + sagaColumns + ` FROM sagas
 	WHERE state = ? AND updated_at < ?
 	ORDER BY updated_at DESC, id DESC LIMIT ?`
+	sqlCountSagasSince = `SELECT COUNT(*) FROM (SELECT 1 FROM sagas
+	WHERE state = ? AND updated_at >= ? LIMIT ?)`
 	sqlAppendSagaLog = `INSERT INTO saga_log (saga_id, seq, step, direction, outcome, attempt, error,
 	state_after, duration_ms, at, message_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	sqlListSagaLog = `SELECT saga_id, seq, step, direction, outcome, attempt, error, state_after,
@@ -93,6 +95,18 @@ func (t *tx) ListSagasByState(ctx context.Context, st saga.State, updatedBefore 
 		before = tm(updatedBefore)
 	}
 	return t.listSagas(ctx, "list sagas by state", sqlListSagasByState, string(st), before, limit)
+}
+
+// CountSagasUpdatedSince implements store.Sagas through the
+// (state, updated_at) index, LIMIT-bounded.
+func (t *tx) CountSagasUpdatedSince(ctx context.Context, st saga.State, since time.Time, limit int) (int, error) {
+	if limit <= 0 {
+		return 0, nil
+	}
+	var n int
+	err := t.queryAll(ctx, "count sagas by state", sqlCountSagasSince, []any{string(st), tm(since), limit},
+		func(r rowScanner) error { return r.Scan(&n) })
+	return n, err
 }
 
 func (t *tx) listSagas(ctx context.Context, what, query string, args ...any) ([]saga.Instance, error) {

@@ -99,6 +99,11 @@ type Sagas interface {
 	// updatedBefore (exclusive; zero = any time), newest update first (ties:
 	// larger id first), so that reconciliation looks at recently finished sagas.
 	ListSagasByState(ctx context.Context, st saga.State, updatedBefore time.Time, limit int) ([]saga.Instance, error)
+	// CountSagasUpdatedSince counts the sagas in state st whose UpdatedAt
+	// is at or after since, reading index entries of (state, updated_at)
+	// and no saga row, at most limit of them: a count of limit means at
+	// least limit. limit <= 0 counts nothing. Read only.
+	CountSagasUpdatedSince(ctx context.Context, st saga.State, since time.Time, limit int) (int, error)
 	// AppendSagaLog adds one step-log line; Conflict if (saga, seq) exists.
 	AppendSagaLog(ctx context.Context, e saga.LogEntry) error
 	// ListSagaLog returns a saga's step log in seq order.

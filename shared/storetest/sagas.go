@@ -18,6 +18,7 @@ var sagaTests = []subtest{
 	{"update_versions", testSagaUpdate},
 	{"list_due", testSagaListDue},
 	{"list_by_state", testSagaListByState},
+	{"count_updated_since", testSagaCountSince},
 	{"log", testSagaLog},
 }
 
@@ -239,6 +240,48 @@ func testSagaListByState(t *testing.T, s store.Store) {
 			}
 			if ids, w := onlyMine(idsOf(got, sagaID), mine), idsOf(tc.want, sagaID); !equalIDs(ids, w) {
 				t.Errorf("%s: ListSagasByState ids\n got %v\nwant %v", tc.name, ids, w)
+			}
+		}
+		return nil
+	})
+}
+
+// testSagaCountSince checks CountSagasUpdatedSince by differences of counts
+// at bounds inside this subtest's window, so rows of other subtests (later
+// times, counted alike at every bound) cancel out.
+func testSagaCountSince(t *testing.T, s store.Store) {
+	base := window()
+	mk := func(st saga.State, updated time.Time) saga.Instance {
+		return saga.Instance{ID: newID("saga"), State: st, NextAttemptAt: farFuture, UpdatedAt: updated, Version: 1}
+	}
+	comp := saga.StateCompensating
+	all := []saga.Instance{mk(comp, sec(base, 5)), mk(comp, sec(base, 10)), mk(comp, sec(base, 50)), mk(saga.StateRunning, sec(base, 7))}
+	insertSagas(t, s, all...)
+	finishSagas(t, s, idsOf(all, sagaID)...)
+	const big = 100000
+	mustView(t, s, func(ctx context.Context, tx store.Tx) error {
+		count := func(st saga.State, since time.Time, limit int) int {
+			n, err := tx.CountSagasUpdatedSince(ctx, st, since, limit)
+			if err != nil {
+				t.Fatalf("CountSagasUpdatedSince(%s, %v, %d): %v", st, since, limit, err)
+			}
+			return n
+		}
+		at5, at6, at11, at51 := count(comp, sec(base, 5), big), count(comp, sec(base, 6), big), count(comp, sec(base, 11), big), count(comp, sec(base, 51), big)
+		for _, c := range []struct {
+			name      string
+			got, want int
+		}{
+			{"since the first (inclusive) minus after the last", at5 - at51, 3},
+			{"the first alone", at5 - at6, 1},
+			{"the second alone", at6 - at11, 1},
+			{"the third alone", at11 - at51, 1},
+			{"another state is not counted", count(saga.StateRunning, sec(base, 5), big) - count(saga.StateRunning, sec(base, 8), big), 1},
+			{"limit caps the count", count(comp, sec(base, 5), 2), 2},
+			{"limit 0 counts nothing", count(comp, sec(base, 5), 0), 0},
+		} {
+			if c.got != c.want {
+				t.Errorf("%s: %d, want %d", c.name, c.got, c.want)
 			}
 		}
 		return nil

@@ -25,6 +25,7 @@ func ReadBounds() []ReadBound {
 		{"qListLockLapsedIdem", "idx_bucket_status_locked, 9 buckets x ((bucket, status, NULL) + (bucket, status, locked <= now))", "18 branches: 18 x LIMIT"},
 		{"qListSagasDue", "idx_bucket_state_next, 9 buckets x 3 states x (NULL, next <= now)", "54 branches: 54 x LIMIT + leased"},
 		{"qListSagasByState", "idx_bucket_state_updated, 9 buckets x ((bucket, state, >= epoch) desc + (bucket, state, NULL))", "18 branches: 18 x LIMIT (the reconciler: LIMIT per finished state and bucket, not every finished saga)"},
+		{"qCountSagasSince", "idx_bucket_state_updated, 9 buckets x (bucket, state, >= since) desc, the key only", "9 branches: 9 x LIMIT index entries, no row (the console's counts)"},
 		{"qListSagasByStateBefore", "idx_bucket_state_updated, 9 buckets x ((bucket, state, < before) desc + (bucket, state, NULL))", "18 branches: 18 x LIMIT"},
 		{"yqlListSagaLog", "saga_log primary-key prefix saga_id", "one saga's steps (about 10)"},
 		{"yqlListStock", "stock, whole table", "every SKU (operator view)"},
@@ -48,6 +49,7 @@ func builtQueries() map[string]string {
 		"qListSagasDue":           qListSagasDue,
 		"qListSagasByState":       qListSagasByState,
 		"qListSagasByStateBefore": qListSagasByStateBefore,
+		"qCountSagasSince":        qCountSagasSince,
 		"qListLockLapsedIdem":     qListLockLapsedIdem,
 	}
 }

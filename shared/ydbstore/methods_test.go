@@ -70,6 +70,10 @@ func sampleCalls() []call {
 			_, err := t.ListSagasByState(c, saga.StateRunning, at, 5)
 			return err
 		}, ok, ok},
+		{"CountSagasUpdatedSince", func(c context.Context, t *tx) error {
+			_, err := t.CountSagasUpdatedSince(c, saga.StateRunning, at, 5)
+			return err
+		}, ok, ok},
 		{"ListSagasByState any time", func(c context.Context, t *tx) error {
 			_, err := t.ListSagasByState(c, saga.StateRunning, time.Time{}, 5)
 			return err

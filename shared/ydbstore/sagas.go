@@ -125,6 +125,17 @@ DECLARE $updated_before AS Timestamp;
 DECLARE $limit AS Uint64;
 `, sagaByStateBranches("updated_at < $updated_before"))
 
+	// Sagas of one state updated since a time, counted from
+	// idx_bucket_state_updated's key alone (id is in it): per bucket the
+	// range updated_at >= $since (no NULL), LIMIT-bounded.
+	qCountSagasSince = bucketed(`
+DECLARE $state AS Utf8;
+DECLARE $since AS Timestamp;
+DECLARE $limit AS Uint64;
+`, []string{"SELECT id FROM sagas VIEW idx_bucket_state_updated\n" +
+		"WHERE " + bucketCond + " AND state = $state AND updated_at >= $since\n" +
+		"ORDER BY updated_at DESC, id DESC LIMIT $limit"})
+
 	qListSagasByState = bucketed(`
 DECLARE $state AS Utf8;
 DECLARE $epoch AS Timestamp;
@@ -213,6 +224,19 @@ func (t *tx) ListSagasByState(ctx context.Context, st saga.State, updatedBefore 
 		return strings.Compare(b.ID, a.ID)
 	})
 	return out[:min(len(out), limit)], err
+}
+
+// CountSagasUpdatedSince implements store.Sagas: every bucket's newest
+// limit index entries at most, the total capped at limit.
+func (t *tx) CountSagasUpdatedSince(ctx context.Context, st saga.State, since time.Time, limit int) (int, error) {
+	if limit <= 0 {
+		return 0, nil
+	}
+	n := 0
+	err := t.rows(ctx, "count sagas by state", qCountSagasSince,
+		newParams().text("$state", string(st)).ts("$since", since).uint("$limit", uint64(limit)),
+		func(query.Row) error { n++; return nil })
+	return min(n, limit), err
 }
 
 func (t *tx) listSagas(ctx context.Context, what, yql string, ps *paramList) ([]saga.Instance, error) {

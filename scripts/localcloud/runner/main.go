@@ -17,15 +17,18 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 
 	"ordersaga/shared/app"
 	"ordersaga/shared/config"
 	"ordersaga/shared/handlers"
+	"ordersaga/shared/identity"
 	"ordersaga/shared/triggers"
 )
 
@@ -183,6 +186,7 @@ func run(cmd Command, log *slog.Logger, stdout io.Writer, addr, data, trig strin
   metrics:    %[1]s/metrics
   data:       %[2]s
   tokens:     Authorization: Bearer dev-user | dev-admin
+  console:    %[1]s/admin/console/signin?token=%[3]s   (operator console, admin token)
 
 try:
   curl -s -X POST %[1]s/orders -H 'Authorization: Bearer dev-user' -H 'Idempotency-Key: demo-1' \
@@ -190,7 +194,7 @@ try:
     -d '{"customer_id":"c-1","currency":"RUB","items":[{"sku":"sku-1","quantity":2,"unit_price_minor":1500}]}'
 
 Ctrl-C stops it.
-`, url, cfg.SQLitePath)
+`, url, cfg.SQLitePath, consoleToken(cfg.AuthTokens))
 
 	var serveErr error
 	select {
@@ -211,4 +215,20 @@ Ctrl-C stops it.
 	}
 	log.Info("stopped")
 	return nil
+}
+
+// consoleToken is the first admin token of the local token table (in
+// token order), for the console's sign-in link; "dev-admin" by default.
+func consoleToken(spec string) string {
+	toks, err := identity.ParseTokens(spec)
+	if err != nil {
+		return "<admin-token>"
+	}
+	keys := slices.Sorted(maps.Keys(toks))
+	for _, k := range keys {
+		if toks[k].IsAdmin() {
+			return url.QueryEscape(k)
+		}
+	}
+	return "<admin-token>"
 }

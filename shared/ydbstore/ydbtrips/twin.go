@@ -225,6 +225,13 @@ func (t *twinTx) ListSagasByState(ctx context.Context, st saga.State, before tim
 	return l, err
 }
 
+func (t *twinTx) CountSagasUpdatedSince(ctx context.Context, st saga.State, since time.Time, limit int) (int, error) {
+	c, err := t.s.CountSagasUpdatedSince(ctx, st, since, limit)
+	t.answer(n(c)...)
+	_, _ = t.y.CountSagasUpdatedSince(ctx, st, since, limit)
+	return c, err
+}
+
 func (t *twinTx) AppendSagaLog(ctx context.Context, e saga.LogEntry) error {
 	err := t.s.AppendSagaLog(ctx, e)
 	t.appendedLog = t.appendedLog || err == nil
