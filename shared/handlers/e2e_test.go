@@ -146,6 +146,24 @@ func (s *suite) pump() {
 	s.t.Fatal("the saga never went quiet")
 }
 
+// pumpUntil pumps the saga commands until done holds, waiting in real time
+// for commands the advancer sent with a delay: a queue never delivers a
+// message before its delay, which it counts in whole seconds.
+func (s *suite) pumpUntil(within time.Duration, done func() bool) {
+	s.t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		s.pump()
+		if done() {
+			return
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("not done within %s", within)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 func history(order map[string]any) []string {
 	var out []string
 	for _, h := range order["saga"].(map[string]any)["history"].([]any) {
@@ -274,7 +292,9 @@ func TestFailedSagaShowsItsDeadLetterInTheChain(t *testing.T) {
 		return nil
 	}
 	o := s.post("fail-1", `{"customer_id":"c-1","currency":"RUB","items":[{"sku":"sku-1","quantity":1,"unit_price_minor":2000000}]}`)
-	s.pump()
+	// release_inventory's retries come back through the queue, each at
+	// least a second later.
+	s.pumpUntil(time.Minute, func() bool { return s.get("/orders/" + o["id"].(string))["status"] != "PENDING" })
 	got := s.get("/orders/" + o["id"].(string))
 	if got["status"] != "FAILED" || got["saga"].(map[string]any)["state"] != "failed" {
 		t.Fatalf("order %v", got)
