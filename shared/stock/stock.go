@@ -111,7 +111,7 @@ func reserve(ctx context.Context, tx store.Tx, sagaID, orderID string, need map[
 	if !apperr.Is(err, apperr.NotFound) {
 		return r, nil, err
 	}
-	stocks, short, err := readStocks(ctx, tx, need)
+	plan, short, err := planAll(ctx, tx, sagaID, need)
 	if err != nil {
 		return r, nil, err
 	}
@@ -121,14 +121,8 @@ func reserve(ctx context.Context, tx store.Tx, sagaID, orderID string, need map[
 		r.Status, r.Reason = inventory.Rejected, "out of stock: "+short
 		return r, apperr.New(apperr.Rejected, "%s", r.Reason), tx.InsertReservation(ctx, r)
 	}
-	for _, st := range stocks {
-		prev := st.Version
-		st.Available -= need[st.SKU]
-		st.Reserved += need[st.SKU]
-		st.UpdatedAt, st.Version = now, prev+1
-		if err := tx.PutStock(ctx, st, prev); err != nil {
-			return r, nil, err
-		}
+	if r.Takes, err = applyReserve(ctx, tx, plan, now); err != nil {
+		return r, nil, err
 	}
 	return r, nil, tx.InsertReservation(ctx, r)
 }
@@ -166,14 +160,24 @@ func (s *Service) Release(ctx context.Context, sagaID string) (bool, error) {
 			return nil
 		}
 		for _, l := range r.Lines {
+			takes, onRow, err := lineSplit(r, l)
+			if err != nil {
+				return err
+			}
+			if err := releaseTakes(ctx, tx, r, takes, now); err != nil {
+				return err
+			}
+			if onRow == 0 {
+				continue
+			}
 			st, err := tx.GetStock(ctx, l.SKU)
 			if err != nil {
 				// The reservation took this stock: its row must exist.
 				return fmt.Errorf("stock: release %s: %w", l.SKU, err)
 			}
 			prev := st.Version
-			st.Available += l.Quantity
-			st.Reserved = max(st.Reserved-l.Quantity, 0)
+			st.Available += onRow
+			st.Reserved = max(st.Reserved-onRow, 0)
 			st.UpdatedAt, st.Version = now, prev+1
 			if err := tx.PutStock(ctx, st, prev); err != nil {
 				return err
@@ -222,17 +226,27 @@ func SettleKnown(ctx context.Context, tx store.Tx, r inventory.Reservation, now 
 		return apperr.New(apperr.Invalid, "stock: reservation %s is %s; it cannot be sold", sagaID, r.Status)
 	}
 	for _, l := range r.Lines {
+		takes, onRow, err := lineSplit(r, l)
+		if err != nil {
+			return err
+		}
+		if err := settleTakes(ctx, tx, r, takes, now); err != nil {
+			return err
+		}
+		if onRow == 0 {
+			continue
+		}
 		st, err := tx.GetStock(ctx, l.SKU)
 		if err != nil {
 			return fmt.Errorf("stock: settle %s: %w", l.SKU, err)
 		}
-		if st.Reserved < l.Quantity {
+		if st.Reserved < onRow {
 			return apperr.New(apperr.Internal, "stock: %s has %d reserved, fewer than the %d reservation %s holds",
-				l.SKU, st.Reserved, l.Quantity, sagaID)
+				l.SKU, st.Reserved, onRow, sagaID)
 		}
 		prev := st.Version
-		st.Reserved -= l.Quantity
-		st.Sold += l.Quantity
+		st.Reserved -= onRow
+		st.Sold += onRow
 		st.UpdatedAt, st.Version = now, prev+1
 		if err := tx.PutStock(ctx, st, prev); err != nil {
 			return err
@@ -272,12 +286,13 @@ func (s *Service) Seed(ctx context.Context, stock map[string]int64) error {
 	})
 }
 
-// Get returns one SKU's stock (zero stock for an unknown SKU).
+// Get returns one SKU's stock, its sub-rows summed (zero stock for an
+// unknown SKU).
 func (s *Service) Get(ctx context.Context, sku string) (inventory.Stock, error) {
 	var st inventory.Stock
 	err := s.cfg.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
 		var err error
-		st, err = tx.GetStock(ctx, sku)
+		st, err = ViewIn(ctx, tx, sku)
 		if apperr.Is(err, apperr.NotFound) {
 			st, err = inventory.Stock{SKU: sku}, nil
 		}
