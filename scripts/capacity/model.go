@@ -94,10 +94,10 @@ type row struct {
 	HotSKUTPS   float64 // on all its rows
 	SubRows     int
 	Sim         simResult // one row (sub-row); the SKU's rows see SubRows times its rates
-	Bound       float64 // serial-commit bound of one row
-	OutboxTail  float64 // writes/s on the outbox due index tail (per shard)
-	SagaTail    float64 // writes/s on one saga index bucket's tail
-	Partitions  int     // partitions the tails need at PartitionTPS (half load, the split threshold)
+	Bound       float64   // serial-commit bound of one row
+	OutboxTail  float64   // writes/s on the outbox due index tail (per shard)
+	SagaTail    float64   // writes/s on one saga index bucket's tail
+	Partitions  int       // partitions the tails need at PartitionTPS (half load, the split threshold)
 	MQ          map[string]float64
 	InFlight    float64
 	APIInst     float64

@@ -110,5 +110,5 @@ func printSubRowsSpeedup(w io.Writer, one, many sqliteMeasure) {
 	fmt.Fprintf(w, "Sub-rows on the local store: burst %.0f/s on 1 row, %.0f/s on %d sub-rows (× %.2f); one at a time %.0f/s vs %.0f/s.\n",
 		one.BurstPerSec, many.BurstPerSec, many.SubRows, many.BurstPerSec/one.BurstPerSec, one.SerialPerSec, many.SerialPerSec)
 	fmt.Fprintln(w, "  SQLite has one writer: sub-rows remove no lock there, so the ratio measures their cost (a sub-row read")
-	fmt.Fprintln(w, "  and write beside the stock row's read), not the YDB gain; the model below shows that.")
+	fmt.Fprintln(w, "  and write beside the stock row's read), not the YDB gain: go run ./scripts/capacity -subrows 16 models that.")
 }
