@@ -10,6 +10,11 @@
 // order settles the reservation (Settle, inside the confirm transaction):
 // its units move from Reserved to Sold, so Reserved means "held by orders in
 // flight" and available + reserved + sold changes only by operator action.
+//
+// A hot SKU can be spread over stock sub-rows (SetShards; shards.go): a
+// reservation then writes the sub-row its saga id hashes to instead of the
+// SKU's one stock row, and records the sub-rows it took from, so its
+// release or settlement goes back to them.
 package stock
 
 import (
