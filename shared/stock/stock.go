@@ -70,7 +70,9 @@ const maxConflictRetries = 3
 // or Settled → nil; Rejected → Rejected with the recorded reason; Released → Rejected
 // ("already released"). Otherwise every SKU's stock is checked (a missing SKU
 // has no stock): if all suffice, Available is decremented and Reserved
-// incremented, and a Reserved reservation is stored; if any falls short, a
+// incremented (on the sub-rows a sharded SKU's units are taken from, named
+// in the reservation's Takes), and a Reserved reservation is stored; if any
+// falls short, a
 // Rejected reservation ("out of stock: <sku>") is stored and Rejected is
 // returned, and no stock changes.
 //
