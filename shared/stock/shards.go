@@ -53,9 +53,10 @@ func active(st inventory.Stock) int64 {
 	return 0
 }
 
-// planLine decides where a reservation of q units of st.SKU comes from,
-// reading only what it needs. ok is false when the SKU has fewer than q
-// units available (nothing is planned then).
+// planLine decides where a reservation of q units of st.SKU comes from:
+// the saga's own sub-row when it has them (one point read), otherwise the
+// sub-rows in ring order from it (one read of them all). ok is false when
+// the SKU has fewer than q units available (nothing is planned then).
 func planLine(ctx context.Context, tx store.Tx, sagaID string, st inventory.Stock, q int64) ([]planned, bool, error) {
 	n := active(st)
 	if n == 0 {
@@ -64,16 +65,30 @@ func planLine(ctx context.Context, tx store.Tx, sagaID string, st inventory.Stoc
 		}
 		return []planned{{stock: st, take: q, prev: st.Version}}, true, nil
 	}
+	start := preferredShard(sagaID, n)
+	first, _, err := getShard(ctx, tx, st.SKU, start)
+	if err != nil {
+		return nil, false, err
+	}
+	if first.Available >= q {
+		return []planned{{shard: first, isSub: true, take: q, prev: first.Version}}, true, nil
+	}
+	// Short: read every sub-row at once (one range read rather than up to
+	// n point reads) and take what is still needed in ring order.
+	subs, err := tx.ListStockShards(ctx, st.SKU)
+	if err != nil {
+		return nil, false, err
+	}
+	byShard := make(map[int64]inventory.Shard, len(subs))
+	for _, sh := range subs {
+		byShard[sh.Shard] = sh
+	}
 	var out []planned
 	left := q
-	start := preferredShard(sagaID, n)
 	for i := int64(0); i < n && left > 0; i++ {
-		sh, _, err := getShard(ctx, tx, st.SKU, (start+i)%n)
-		if err != nil {
-			return nil, false, err
-		}
+		sh, ok := byShard[(start+i)%n]
 		take := min(sh.Available, left)
-		if take <= 0 {
+		if !ok || take <= 0 {
 			continue
 		}
 		left -= take
