@@ -7,6 +7,7 @@ import (
 	"sort"
 	"time"
 
+	"ordersaga/shared/inventory"
 	"ordersaga/shared/orchestrator"
 	"ordersaga/shared/saga"
 	"ordersaga/shared/ydbstore"
@@ -29,11 +30,14 @@ type assumptions struct {
 	SDKBackoffBase, SDKBackoffCap time.Duration
 	Seed                          uint64
 	SimDuration                   time.Duration
+	// SubRows is the number of stock sub-rows the most popular SKU is
+	// spread over (operator's PUT /admin/stock/{sku}/shards); 1: one row.
+	SubRows int
 }
 
 func defaultAssumptions() assumptions {
 	return assumptions{RTT: 5 * time.Millisecond, SKUs: 10000, Zones: 3, PartitionTPS: 1000,
-		SDKBackoffBase: 5 * time.Millisecond, SDKBackoffCap: 50 * time.Millisecond, Seed: 1, SimDuration: 20 * time.Second}
+		SDKBackoffBase: 5 * time.Millisecond, SDKBackoffCap: 50 * time.Millisecond, Seed: 1, SimDuration: 20 * time.Second, SubRows: 1}
 }
 
 func (a assumptions) validate() error {
@@ -42,6 +46,8 @@ func (a assumptions) validate() error {
 		return fmt.Errorf("-rtt must be positive (got %s)", a.RTT)
 	case a.SKUs < 2:
 		return fmt.Errorf("-skus must be at least 2 (got %d)", a.SKUs)
+	case a.SubRows < 1 || a.SubRows > inventory.MaxShards:
+		return fmt.Errorf("-subrows must be 1..%d (got %d)", inventory.MaxShards, a.SubRows)
 	}
 	return nil
 }
@@ -84,12 +90,14 @@ type row struct {
 	Rate        float64
 	Pop         popularity
 	RUps        float64
-	HotRowTPS   float64
-	Sim         simResult
-	Bound       float64 // serial-commit bound of one row
-	OutboxTail  float64 // writes/s on the outbox due index tail (per shard)
-	SagaTail    float64 // writes/s on one saga index bucket's tail
-	Partitions  int     // partitions the tails need at PartitionTPS (half load, the split threshold)
+	HotRowTPS   float64 // transactions per second on one row (sub-row) of the most popular SKU
+	HotSKUTPS   float64 // on all its rows
+	SubRows     int
+	Sim         simResult // one row (sub-row); the SKU's rows see SubRows times its rates
+	Bound       float64   // serial-commit bound of one row
+	OutboxTail  float64   // writes/s on the outbox due index tail (per shard)
+	SagaTail    float64   // writes/s on one saga index bucket's tail
+	Partitions  int       // partitions the tails need at PartitionTPS (half load, the split threshold)
 	MQ          map[string]float64
 	InFlight    float64
 	APIInst     float64
@@ -119,7 +127,12 @@ func model(d deployment, a assumptions, rate float64, p popularity) row {
 	r := row{Rate: rate, Pop: p, MQ: map[string]float64{}}
 	r.RUps = rate * float64(ruConfirmedOrder())
 	r.RUPerHour = r.RUps * 3600
-	r.HotRowTPS = rate * p.Top * stockTxPerOrder
+	r.SubRows = max(a.SubRows, 1)
+	r.HotSKUTPS = rate * p.Top * stockTxPerOrder
+	// Each order's reservation and settlement write the one sub-row its saga
+	// id hashes to (a uniform spread), and only read the stock row, which
+	// nothing but an operator writes: the rows' conflicts are independent.
+	r.HotRowTPS = r.HotSKUTPS / float64(r.SubRows)
 
 	// The stock row's transaction holds its read for one round trip before
 	// the commit's round trip.
@@ -174,7 +187,9 @@ func model(d deployment, a assumptions, rate float64, p popularity) row {
 		{"YDB serverless quota per cloud", r.RUps, YDBCloudQuotaRU, "RU/s",
 			"quota request, or provisioned RU/s; fewer rows and index entries per step"},
 		{"hot stock row (serial commits)", r.HotRowTPS, r.Bound, "tx/s",
-			"sharded stock for hot SKUs (sub-rows), or a shorter read→commit window"},
+			fmt.Sprintf("more stock sub-rows for the hot SKU (now %d: PUT /admin/stock/{sku}/shards), or a shorter read→commit window", r.SubRows)},
+		{"hot SKU's partitions (one per sub-row at most)", r.HotSKUTPS, perPart * float64(r.SubRows), "tx/s",
+			"more sub-rows (each can become a partition of its own when YDB splits stock_shards by load)"},
 		{"outbox due-index tail per shard", r.OutboxTail, perPart, "writes/s",
 			fmt.Sprintf("OUTBOX_SHARDS (now %d)", shards)},
 		{"saga due-index tail per bucket", r.SagaTail, perPart, "writes/s", "more index buckets (store/bucket)"},
@@ -260,4 +275,38 @@ func printCapacity(w io.Writer, d deployment, a assumptions) {
 		fmt.Fprintf(w, "  YDB %.3g RU per hour (price per RU not published; provisioned %.0f RU/s: %.0f ₽/hour); Message Queue in flight %.0f of %d; concurrent calls: sagaadvancer %.1f, orderapi %.1f; tail prefixes needed %d\n",
 			r.RUPerHour, r.RUps, r.ProvRUBHour, r.InFlight, MQInFlightStandard, r.AdvInst, r.APIInst, r.Partitions)
 	}
+}
+
+// subRowSteps are the sub-row counts printSubRows compares.
+var subRowSteps = []int{1, 4, 16, 64}
+
+// printSubRows shows the hot-row wall of the flash sale moving with the
+// number of stock sub-rows: the load on one sub-row, the simulated commits
+// and aborts on it, and the orders/s at which the wall is reached.
+func printSubRows(w io.Writer, d deployment, a assumptions) {
+	steps := append([]int(nil), subRowSteps...)
+	if a.SubRows > 1 && !contains(steps, a.SubRows) {
+		steps = append(steps, a.SubRows)
+		sort.Ints(steps)
+	}
+	const rate = 1000
+	flash := popularities(a.SKUs)[2]
+	fmt.Fprintf(w, "\nHot SKU on stock sub-rows (%s at %d orders/s; a sub-row's transactions conflict only with that sub-row's):\n", flash.Name, rate)
+	fmt.Fprintf(w, "  %-8s %12s %8s %14s %14s %10s %22s\n", "sub-rows", "tx/s per row", "bound", "commit/s (all)", "ABORT/s (all)", "gave up/s", "hot-row wall at orders/s")
+	for _, n := range steps {
+		b := a
+		b.SubRows = n
+		r := model(d, b, rate, flash)
+		fmt.Fprintf(w, "  %-8d %12.1f %8.0f %14.1f %14.1f %10.2f %22.0f\n", n, r.HotRowTPS, r.Bound,
+			r.Sim.Committed*float64(n), r.Sim.Aborted*float64(n), r.Sim.GivenUp*float64(n), rate*r.Bound/r.HotRowTPS)
+	}
+}
+
+func contains(xs []int, x int) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
 }

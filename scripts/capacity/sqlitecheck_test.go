@@ -11,7 +11,7 @@ import (
 // reservation of the burst committed (SQLite queues writers; nothing
 // aborts).
 func TestSQLiteMeasurementConservesStock(t *testing.T) {
-	m, err := measureSQLite(context.Background(), t.TempDir(), 200, 8)
+	m, err := measureSQLite(context.Background(), t.TempDir(), 200, 8, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@
 //	go run ./scripts/chaos -orders 1000 -seeds 1-5 -all       # five seeds, a summary by check
 //	go run ./scripts/chaos -long                              # 10 000 orders × seeds 1–5, every mode
 //	go run ./scripts/chaos -orders 400 -seeds 1-3 -realclock  # a clock that moves between readings, long outages
+//	go run ./scripts/chaos -orders 400 -sharded -concurrent   # hot SKUs on stock sub-rows, rebalanced during the burst
 //
 // Modes (each also turns on the strict checks; -strict alone adds them to the
 // classic run): -concurrent (API clients, advancers, relays and recovery in
@@ -19,7 +20,9 @@
 // readings), -outages (a sequential run gets a payment outage of 3–8 minutes
 // and an order-events outage of 1–3 minutes of fake time, orders placed
 // during both, the outbox dead letters redriven afterwards), -realclock
-// (-advancing 1ms -outages; docs/soak.md).
+// (-advancing 1ms -outages; docs/soak.md), -sharded (sku-a over 16 stock
+// sub-rows and sku-b over 4, rebalanced and re-sharded by an operator
+// while the orders run; docs/capacity.md "Hot SKUs").
 //
 // It prints a table per run (orders, outcomes, duplicates, retries, crashes,
 // dead letters, violations by check) and, for several seeds, a summary of
@@ -60,6 +63,7 @@ func main() {
 	strict := flag.Bool("strict", false, "add the checks of issue 13 (event order, stock settlement, stuck sagas, publishability, outage cancellations)")
 	advancing := flag.Duration("advancing", 0, "move the fake clock forward by this much after every reading (e.g. 1ms), as a real clock moves")
 	outages := flag.Bool("outages", false, "a payment outage of 3-8 minutes and an order-events outage of 1-3 minutes of fake time, orders placed during both (sequential runs)")
+	sharded := flag.Bool("sharded", false, "spread sku-a over 16 sub-rows and sku-b over 4, and rebalance and re-shard them while the orders run")
 	realclock := flag.Bool("realclock", false, "-advancing 1ms -outages: the cases a clock that never moves between readings and short outages never reach")
 	all := flag.Bool("all", false, "every mode: -concurrent -skew 3s -unicode -vary -strict")
 	long := flag.Bool("long", false, "the long run: 10 000 orders on seeds 1-5 with -all (several minutes per seed)")
@@ -101,7 +105,7 @@ func main() {
 		rep, err := chaos.Run(ctx, chaos.Options{Orders: *orders, Seed: s, Verbose: *verbose, Log: log, Dir: *dir,
 			Concurrent: *concurrent, Clients: *clients, Advancers: *advancers, Relays: *relays,
 			Skew: *skew, Unicode: *unicode, Vary: *vary, Strict: *strict, InTx: *intx,
-			Advancing: *advancing, Outages: *outages})
+			Advancing: *advancing, Outages: *outages, Sharded: *sharded})
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "chaos: seed %d: %v\n", s, err)
 			os.Exit(2)

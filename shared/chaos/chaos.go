@@ -112,6 +112,13 @@ type Options struct {
 	// after which the run redrives the outbox dead letters as an operator
 	// would. Turns on Strict.
 	Outages bool
+	// Sharded spreads sku-a over 16 sub-rows and sku-b over 4 before the
+	// first order, and has an operator rebalance them and change their
+	// number of sub-rows (sku-b back to unsharded now and then) while the
+	// orders run; the checker then also proves that every stock row and
+	// sub-row holds exactly what the live reservations took from it.
+	// Turns on Strict.
+	Sharded bool
 }
 
 // multi reports whether the run plays several instances per component.
@@ -143,6 +150,9 @@ func (o Options) mode() string {
 	if o.Outages {
 		m = append(m, "outages")
 	}
+	if o.Sharded {
+		m = append(m, "sharded")
+	}
 	if o.strict() {
 		m = append(m, "strict")
 	}
@@ -151,7 +161,7 @@ func (o Options) mode() string {
 
 // strict reports whether the checks of issue 13 run.
 func (o Options) strict() bool {
-	return o.Strict || o.multi() || o.Unicode || o.InTx || o.Advancing > 0 || o.Outages
+	return o.Strict || o.multi() || o.Unicode || o.InTx || o.Advancing > 0 || o.Outages || o.Sharded
 }
 
 // Report is the outcome of a run. Apart from Elapsed, two runs with the

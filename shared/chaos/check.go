@@ -87,7 +87,7 @@ func (w *world) check(ctx context.Context) (Report, error) {
 		run  func()
 	}{
 		{"events", c.ordersHaveEvents}, {"published", c.eventsPublished}, {"sagas", c.sagasFinished},
-		{"steps-once", c.stepsOnce}, {"stock", c.stockConserved}, {"money", c.moneyBalances},
+		{"steps-once", c.stepsOnce}, {"stock", c.stockConserved}, {"stock-rows", c.rowsHoldTheirTakes}, {"money", c.moneyBalances},
 		{"idempotency", c.idempotency},
 	} {
 		c.name = ck.name

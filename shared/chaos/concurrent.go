@@ -81,7 +81,7 @@ func (w *world) phase(ctx context.Context, from, to int) error {
 	for _, a := range w.roles["recovery"] {
 		loop(recoverPause, func() { w.runRecovery(ctx, a) })
 	}
-	loop(samplePause, func() { w.sampleStock(ctx) })
+	loop(samplePause, func() { w.sampleStock(ctx); w.operate(ctx) })
 
 	var next atomic.Int64
 	next.Store(int64(from))

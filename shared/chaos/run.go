@@ -8,6 +8,7 @@ import (
 	"ordersaga/shared/inventory"
 	"ordersaga/shared/queue"
 	"ordersaga/shared/saga"
+	"ordersaga/shared/stock"
 	"ordersaga/shared/store"
 )
 
@@ -57,6 +58,7 @@ func (w *world) inject(ctx context.Context) error {
 		}
 		if i%5 == 0 {
 			w.sampleStock(ctx)
+			w.operate(ctx)
 		}
 		if (i+1)%step == 0 {
 			fmt.Fprintf(w.opts.Log, "chaos: %d/%d orders placed (fake time %s)\n", i+1, w.opts.Orders, w.clock.Elapsed().Round(time.Second))
@@ -194,17 +196,19 @@ func (w *world) leftover(ctx context.Context) (string, error) {
 }
 
 // sampleStock checks the stock invariants at this instant: nothing
-// negative, and every unit available, reserved or sold.
+// negative (no stock row, no sub-row), and every unit available, reserved
+// or sold (sub-rows summed).
 func (w *world) sampleStock(ctx context.Context) {
 	var all []inventory.Stock
 	err := w.sqlite.View(ctx, func(ctx context.Context, tx store.Tx) (err error) {
-		all, err = tx.ListStock(ctx)
+		all, err = stock.ListIn(ctx, tx)
 		return err
 	})
 	if err != nil || len(w.sampled) >= maxSampled {
 		return
 	}
 	at := w.clock.Elapsed().Round(time.Millisecond)
+	w.sampleShards(ctx, at.String())
 	for _, st := range all {
 		if st.Available < 0 || st.Reserved < 0 || st.Sold < 0 {
 			w.sampled = append(w.sampled, fmt.Sprintf("stock %s negative at +%s: available %d, reserved %d, sold %d", st.SKU, at, st.Available, st.Reserved, st.Sold))

@@ -11,6 +11,7 @@ import (
 	"ordersaga/shared/payment"
 	"ordersaga/shared/queue"
 	"ordersaga/shared/saga"
+	"ordersaga/shared/stock"
 	"ordersaga/shared/store"
 )
 
@@ -29,7 +30,9 @@ type snapshot struct {
 	payIDs   []string
 	pays     map[string]payment.Entry
 	dead     []dlq.DeadLetter
-	stock    []inventory.Stock
+	stock    []inventory.Stock // the operator's view: sub-rows summed
+	rows     []inventory.Stock // the stock rows as stored
+	subs     map[string][]inventory.Shard
 	charged  int64 // PaymentTotals
 	refunded int64
 	// inDLQ counts the messages the queue moved to saga-commands-dlq (still
@@ -130,7 +133,10 @@ func (w *world) snapshot(ctx context.Context) (*snapshot, error) {
 			s.dead = append(s.dead, d)
 		}
 		var err error
-		if s.stock, err = tx.ListStock(ctx); err != nil {
+		if s.stock, err = stock.ListIn(ctx, tx); err != nil {
+			return err
+		}
+		if s.rows, s.subs, err = readShards(ctx, tx); err != nil {
 			return err
 		}
 		s.charged, s.refunded, err = tx.PaymentTotals(ctx)

@@ -90,7 +90,9 @@ type world struct {
 	poison map[string]bool
 	origin *origins
 	// sampled holds violations seen while sampling stock during the run.
-	sampled     []string
+	sampled []string
+	// operations counts the operator's rounds on sharded stock.
+	operations  int64
 	lastRelay   time.Time
 	lastRecover time.Time
 	drainRounds int
@@ -213,6 +215,11 @@ func (w *world) build(ctx context.Context, path string) error {
 	}
 	if err := w.app.Stock.Seed(ctx, w.initial); err != nil {
 		return fmt.Errorf("chaos: seed stock: %w", err)
+	}
+	if w.opts.Sharded {
+		if err := w.shardStock(ctx); err != nil {
+			return err
+		}
 	}
 	if w.opts.Tamper != nil {
 		w.opts.Tamper(w.app)

@@ -38,11 +38,12 @@ func normalized(need map[string]int64) []inventory.Line {
 	return out
 }
 
-// readStocks reads the stock of every needed SKU, in SKU order, and names the
-// first SKU whose available stock falls short ("" when all suffice). A SKU
-// without a stock row has none.
-func readStocks(ctx context.Context, tx store.Tx, need map[string]int64) ([]inventory.Stock, string, error) {
-	stocks := make([]inventory.Stock, 0, len(need))
+// planAll plans a reservation of need, SKU by SKU in SKU order (see
+// planLine), and names the first SKU whose available stock falls short (""
+// when all suffice; nothing is planned then). A SKU without a stock row
+// has none.
+func planAll(ctx context.Context, tx store.Tx, sagaID string, need map[string]int64) ([]planned, string, error) {
+	var plan []planned
 	for _, l := range normalized(need) {
 		st, err := tx.GetStock(ctx, l.SKU)
 		if apperr.Is(err, apperr.NotFound) {
@@ -51,12 +52,16 @@ func readStocks(ctx context.Context, tx store.Tx, need map[string]int64) ([]inve
 		if err != nil {
 			return nil, "", err
 		}
-		if st.Available < l.Quantity {
+		p, ok, err := planLine(ctx, tx, sagaID, st, l.Quantity)
+		if err != nil {
+			return nil, "", err
+		}
+		if !ok {
 			return nil, l.SKU, nil
 		}
-		stocks = append(stocks, st)
+		plan = append(plan, p...)
 	}
-	return stocks, "", nil
+	return plan, "", nil
 }
 
 // reservationOutcome is what a repeated Reserve returns for an existing reservation.

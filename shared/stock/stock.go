@@ -10,6 +10,11 @@
 // order settles the reservation (Settle, inside the confirm transaction):
 // its units move from Reserved to Sold, so Reserved means "held by orders in
 // flight" and available + reserved + sold changes only by operator action.
+//
+// A hot SKU can be spread over stock sub-rows (SetShards; shards.go): a
+// reservation then writes the sub-row its saga id hashes to instead of the
+// SKU's one stock row, and records the sub-rows it took from, so its
+// release or settlement goes back to them.
 package stock
 
 import (
@@ -65,7 +70,9 @@ const maxConflictRetries = 3
 // or Settled → nil; Rejected → Rejected with the recorded reason; Released → Rejected
 // ("already released"). Otherwise every SKU's stock is checked (a missing SKU
 // has no stock): if all suffice, Available is decremented and Reserved
-// incremented, and a Reserved reservation is stored; if any falls short, a
+// incremented (on the sub-rows a sharded SKU's units are taken from, named
+// in the reservation's Takes), and a Reserved reservation is stored; if any
+// falls short, a
 // Rejected reservation ("out of stock: <sku>") is stored and Rejected is
 // returned, and no stock changes.
 //
@@ -111,7 +118,7 @@ func reserve(ctx context.Context, tx store.Tx, sagaID, orderID string, need map[
 	if !apperr.Is(err, apperr.NotFound) {
 		return r, nil, err
 	}
-	stocks, short, err := readStocks(ctx, tx, need)
+	plan, short, err := planAll(ctx, tx, sagaID, need)
 	if err != nil {
 		return r, nil, err
 	}
@@ -121,14 +128,8 @@ func reserve(ctx context.Context, tx store.Tx, sagaID, orderID string, need map[
 		r.Status, r.Reason = inventory.Rejected, "out of stock: "+short
 		return r, apperr.New(apperr.Rejected, "%s", r.Reason), tx.InsertReservation(ctx, r)
 	}
-	for _, st := range stocks {
-		prev := st.Version
-		st.Available -= need[st.SKU]
-		st.Reserved += need[st.SKU]
-		st.UpdatedAt, st.Version = now, prev+1
-		if err := tx.PutStock(ctx, st, prev); err != nil {
-			return r, nil, err
-		}
+	if r.Takes, err = applyReserve(ctx, tx, plan, now); err != nil {
+		return r, nil, err
 	}
 	return r, nil, tx.InsertReservation(ctx, r)
 }
@@ -166,14 +167,24 @@ func (s *Service) Release(ctx context.Context, sagaID string) (bool, error) {
 			return nil
 		}
 		for _, l := range r.Lines {
+			takes, onRow, err := lineSplit(r, l)
+			if err != nil {
+				return err
+			}
+			if err := releaseTakes(ctx, tx, r, takes, now); err != nil {
+				return err
+			}
+			if onRow == 0 {
+				continue
+			}
 			st, err := tx.GetStock(ctx, l.SKU)
 			if err != nil {
 				// The reservation took this stock: its row must exist.
 				return fmt.Errorf("stock: release %s: %w", l.SKU, err)
 			}
 			prev := st.Version
-			st.Available += l.Quantity
-			st.Reserved = max(st.Reserved-l.Quantity, 0)
+			st.Available += onRow
+			st.Reserved = max(st.Reserved-onRow, 0)
 			st.UpdatedAt, st.Version = now, prev+1
 			if err := tx.PutStock(ctx, st, prev); err != nil {
 				return err
@@ -222,17 +233,27 @@ func SettleKnown(ctx context.Context, tx store.Tx, r inventory.Reservation, now 
 		return apperr.New(apperr.Invalid, "stock: reservation %s is %s; it cannot be sold", sagaID, r.Status)
 	}
 	for _, l := range r.Lines {
+		takes, onRow, err := lineSplit(r, l)
+		if err != nil {
+			return err
+		}
+		if err := settleTakes(ctx, tx, r, takes, now); err != nil {
+			return err
+		}
+		if onRow == 0 {
+			continue
+		}
 		st, err := tx.GetStock(ctx, l.SKU)
 		if err != nil {
 			return fmt.Errorf("stock: settle %s: %w", l.SKU, err)
 		}
-		if st.Reserved < l.Quantity {
+		if st.Reserved < onRow {
 			return apperr.New(apperr.Internal, "stock: %s has %d reserved, fewer than the %d reservation %s holds",
-				l.SKU, st.Reserved, l.Quantity, sagaID)
+				l.SKU, st.Reserved, onRow, sagaID)
 		}
 		prev := st.Version
-		st.Reserved -= l.Quantity
-		st.Sold += l.Quantity
+		st.Reserved -= onRow
+		st.Sold += onRow
 		st.UpdatedAt, st.Version = now, prev+1
 		if err := tx.PutStock(ctx, st, prev); err != nil {
 			return err
@@ -272,12 +293,13 @@ func (s *Service) Seed(ctx context.Context, stock map[string]int64) error {
 	})
 }
 
-// Get returns one SKU's stock (zero stock for an unknown SKU).
+// Get returns one SKU's stock, its sub-rows summed (zero stock for an
+// unknown SKU).
 func (s *Service) Get(ctx context.Context, sku string) (inventory.Stock, error) {
 	var st inventory.Stock
 	err := s.cfg.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
 		var err error
-		st, err = tx.GetStock(ctx, sku)
+		st, err = ViewIn(ctx, tx, sku)
 		if apperr.Is(err, apperr.NotFound) {
 			st, err = inventory.Stock{SKU: sku}, nil
 		}

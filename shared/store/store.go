@@ -172,6 +172,16 @@ type Inventory interface {
 	UpdateReservation(ctx context.Context, r inventory.Reservation, expectedVersion int64) error
 	// ListStock returns every SKU's stock ordered by SKU (operator and invariant checks).
 	ListStock(ctx context.Context) ([]inventory.Stock, error)
+	// GetStockShard returns one sub-row of a sharded SKU; NotFound if it
+	// does not exist.
+	GetStockShard(ctx context.Context, sku string, shard int64) (inventory.Shard, error)
+	// PutStockShard inserts or overwrites a sub-row if the stored version
+	// equals expectedVersion (0 = the sub-row must not exist): Conflict if
+	// not, NotFound when expectedVersion > 0 and the sub-row is missing.
+	PutStockShard(ctx context.Context, s inventory.Shard, expectedVersion int64) error
+	// ListStockShards returns every sub-row of one SKU ordered by shard
+	// number (all that exist, whatever the SKU's Shards says).
+	ListStockShards(ctx context.Context, sku string) ([]inventory.Shard, error)
 }
 
 // Payments is the payment ledger.

@@ -98,9 +98,17 @@ func canonStock(s inventory.Stock, tf func(time.Time) time.Time) inventory.Stock
 	return s
 }
 
+func canonShard(s inventory.Shard, tf func(time.Time) time.Time) inventory.Shard {
+	s.UpdatedAt = tf(s.UpdatedAt)
+	return s
+}
+
 func canonReservation(r inventory.Reservation, tf func(time.Time) time.Time) inventory.Reservation {
 	if len(r.Lines) == 0 {
 		r.Lines = nil
+	}
+	if len(r.Takes) == 0 {
+		r.Takes = nil // no takes are stored as none
 	}
 	r.CreatedAt, r.UpdatedAt = tf(r.CreatedAt), tf(r.UpdatedAt)
 	return r

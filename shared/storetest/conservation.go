@@ -15,6 +15,9 @@ import (
 var conservationTests = []subtest{
 	{"stock_settled_on_confirm", testSettle},
 	{"stock_conservation", testStockConservation},
+	{"sharded_stock_takes_and_gives_back", testShardedStock},
+	{"sharded_stock_conservation", testShardedConservation},
+	{"sharded_stock_burst_with_rebalancing", testShardedBurst},
 }
 
 // testSettle: confirming moves the reservation's units from Reserved to
@@ -68,7 +71,15 @@ func testSettle(t *testing.T, s store.Store) {
 // and release steps (repeats included) and checks after each that what
 // was there equals available + reserved + sold, none negative, and that
 // Reserved is exactly what open reservations hold.
-func testStockConservation(t *testing.T, s store.Store) {
+func testStockConservation(t *testing.T, s store.Store) { conservationWalk(t, s, false) }
+
+// testShardedConservation is testStockConservation over sharded SKUs (4
+// and 16 sub-rows), with operators rebalancing and changing the number of
+// sub-rows (1 to 6) between the orders' steps; every sub-row stays
+// non-negative too.
+func testShardedConservation(t *testing.T, s store.Store) { conservationWalk(t, s, true) }
+
+func conservationWalk(t *testing.T, s store.Store, sharded bool) {
 	r := rand.New(rand.NewPCG(7, 13))
 	skus := []string{newID("sku-c"), newID("sku-c")}
 	const each = 20
@@ -78,6 +89,15 @@ func testStockConservation(t *testing.T, s store.Store) {
 	}
 	if err := svc.Seed(testCtx(t), map[string]int64{skus[0]: each, skus[1]: each}); err != nil {
 		t.Fatal(err)
+	}
+	ops := 3
+	if sharded {
+		ops = 5
+		for i, n := range []int64{4, 16} {
+			if _, err := svc.SetShards(testCtx(t), "test", skus[i], n); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	type sagaState struct {
 		id    string
@@ -91,7 +111,15 @@ func testStockConservation(t *testing.T, s store.Store) {
 	}
 	for step := 0; step < 120; step++ {
 		sg := sagas[r.IntN(len(sagas))]
-		switch r.IntN(3) {
+		switch r.IntN(ops) {
+		case 3:
+			if _, _, err := svc.Rebalance(testCtx(t), "test", skus[r.IntN(2)]); err != nil {
+				t.Fatalf("rebalance: %v", err)
+			}
+		case 4:
+			if _, err := svc.SetShards(testCtx(t), "test", skus[r.IntN(2)], int64(1+r.IntN(6))); err != nil {
+				t.Fatalf("set shards: %v", err)
+			}
 		case 0:
 			err := svc.Reserve(testCtx(t), sg.id, "o", sg.lines)
 			if err == nil && sg.state == "" {
@@ -128,9 +156,14 @@ func testStockConservation(t *testing.T, s store.Store) {
 			}
 		}
 		for _, sku := range skus {
-			st, err := getStock(t, s, sku)
+			st, err := viewStock(t, s, sku)
 			if err != nil {
 				t.Fatal(err)
+			}
+			for _, sh := range listShards(t, s, sku) {
+				if sh.Available < 0 || sh.Reserved < 0 || sh.Sold < 0 {
+					t.Fatalf("step %d: %s sub-row %d is negative: %+v", step, sku, sh.Shard, sh)
+				}
 			}
 			if st.Available < 0 || st.Reserved < 0 || st.Sold < 0 ||
 				st.Available+st.Reserved+st.Sold != each ||
@@ -140,4 +173,15 @@ func testStockConservation(t *testing.T, s store.Store) {
 			}
 		}
 	}
+}
+
+// viewStock is the operator's view of a SKU: its stock row plus its sub-rows.
+func viewStock(t *testing.T, s store.Store, sku string) (inventory.Stock, error) {
+	var st inventory.Stock
+	err := s.View(testCtx(t), func(ctx context.Context, tx store.Tx) error {
+		var err error
+		st, err = stock.ViewIn(ctx, tx, sku)
+		return err
+	})
+	return st, err
 }

@@ -16,6 +16,8 @@ var inventoryTests = []subtest{
 	{"list_stock", testListStock},
 	{"reservation_round_trip", testReservationRoundTrip},
 	{"reservation_update_versions", testReservationUpdate},
+	{"put_stock_shard_versions", testPutStockShard},
+	{"list_stock_shards", testListStockShards},
 }
 
 func getStock(t *testing.T, s store.Store, sku string) (inventory.Stock, error) {
@@ -122,6 +124,11 @@ func testReservationRoundTrip(t *testing.T, s store.Store) {
 			Lines:  []inventory.Line{{SKU: "a", Quantity: 3}, {SKU: "товар-б", Quantity: 1 << 40}},
 			Status: inventory.Rejected, Reason: "out of stock: товар-б", CreatedAt: odd,
 			UpdatedAt: odd.Add(time.Second), Version: 4,
+		}},
+		{"takes", inventory.Reservation{
+			ID: newID("saga"), OrderID: newID("ord"), Lines: []inventory.Line{{SKU: "hot", Quantity: 5}},
+			Takes:  []inventory.Take{{SKU: "hot", Shard: 7, Quantity: 3}, {SKU: "hot", Shard: 0, Quantity: 2}},
+			Status: inventory.Reserved, CreatedAt: odd, UpdatedAt: odd, Version: 1,
 		}},
 		{"zero_values", inventory.Reservation{ID: newID("saga")}},
 		{"empty_lines", inventory.Reservation{ID: newID("saga"), Lines: []inventory.Line{}, CreatedAt: epoch}},

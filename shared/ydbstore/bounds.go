@@ -29,6 +29,7 @@ func ReadBounds() []ReadBound {
 		{"qListSagasByStateBefore", "idx_bucket_state_updated, 9 buckets x ((bucket, state, < before) desc + (bucket, state, NULL))", "18 branches: 18 x LIMIT"},
 		{"yqlListSagaLog", "saga_log primary-key prefix saga_id", "one saga's steps (about 10)"},
 		{"yqlListStock", "stock, whole table", "every SKU (operator view)"},
+		{"yqlListShards", "stock_shards primary-key prefix sku", "one SKU's sub-rows (at most inventory.MaxShards)"},
 		{"yqlPaymentTotals", "payments, whole table", "every payment (invariant check only)"},
 		{"yqlFindDeadLetter", "idx_source_ref (source, source_ref) prefix", "dead letters of one ref (few)"},
 		{"deadLetterListYQL (status)", "idx_status_last_failed (status, [from, to), <= cursor) desc + (status, NULL)", "2 branches: 2 x (LIMIT+1) + ties at the cursor time; with a source, error type, order, saga or flagged filter, + the rows of the range that filter skips"},

@@ -42,7 +42,9 @@ func sampleCalls() []call {
 	e := outbox.Event{ID: "e", Payload: []byte("{}"), Metadata: map[string]string{"a": "b"}, Status: outbox.StatusPublished,
 		PublishedAt: at, Version: 2}
 	st := inventory.Stock{SKU: "s", Available: 3, UpdatedAt: at, Version: 2}
-	rv := inventory.Reservation{ID: "sg", Lines: []inventory.Line{{SKU: "s", Quantity: 1}}, CreatedAt: at, Version: 2}
+	sh := inventory.Shard{SKU: "s", Shard: 3, Available: 3, UpdatedAt: at, Version: 2}
+	rv := inventory.Reservation{ID: "sg", Lines: []inventory.Line{{SKU: "s", Quantity: 1}},
+		Takes: []inventory.Take{{SKU: "s", Shard: 3, Quantity: 1}}, CreatedAt: at, Version: 2}
 	pe := payment.Entry{ID: "sg:charge", Kind: payment.Charge, AmountMinor: 100, CreatedAt: at}
 	dl := dlq.DeadLetter{ID: "d", Source: dlq.SourceOutbox, Attrs: map[string]string{"x": "y"},
 		History: []dlq.Failure{{At: at}}, LastFailedAt: at, Version: 2}
@@ -104,6 +106,10 @@ func sampleCalls() []call {
 		{"PutStock insert", func(c context.Context, t *tx) error { return t.PutStock(c, st, 0) }, ok, cf},
 		{"PutStock update", func(c context.Context, t *tx) error { return t.PutStock(c, st, 1) }, nf, ok},
 		{"ListStock", func(c context.Context, t *tx) error { _, err := t.ListStock(c); return err }, ok, ok},
+		{"GetStockShard", func(c context.Context, t *tx) error { _, err := t.GetStockShard(c, "s", 3); return err }, nf, ok},
+		{"PutStockShard insert", func(c context.Context, t *tx) error { return t.PutStockShard(c, sh, 0) }, ok, cf},
+		{"PutStockShard update", func(c context.Context, t *tx) error { return t.PutStockShard(c, sh, 1) }, nf, ok},
+		{"ListStockShards", func(c context.Context, t *tx) error { _, err := t.ListStockShards(c, "s"); return err }, ok, ok},
 		{"GetReservation", func(c context.Context, t *tx) error { _, err := t.GetReservation(c, "sg"); return err }, nf, ok},
 		{"InsertReservation", func(c context.Context, t *tx) error { return t.InsertReservation(c, rv) }, ok, cf},
 		{"UpdateReservation", func(c context.Context, t *tx) error { return t.UpdateReservation(c, rv, 1) }, nf, ok},

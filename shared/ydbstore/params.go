@@ -106,6 +106,20 @@ func (l *paramList) json(name string, v any) *paramList {
 	return l.add(name, types.JSONValueFromBytes(b))
 }
 
+// optJSON binds an Optional<Json>: NULL when null is true, otherwise v
+// encoded with encoding/json.
+func (l *paramList) optJSON(name string, v any, null bool) *paramList {
+	if null {
+		return l.add(name, types.NullValue(types.TypeJSON))
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		l.fail(apperr.Wrap(apperr.Internal, err, "ydbstore: encode %s", name))
+		return l.add(name, types.NullValue(types.TypeJSON))
+	}
+	return l.add(name, types.OptionalValue(types.JSONValueFromBytes(b)))
+}
+
 // ts binds a Timestamp that must not be zero (a bound such as $now).
 func (l *paramList) ts(name string, t time.Time) *paramList {
 	if t.IsZero() {

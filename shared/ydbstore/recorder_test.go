@@ -183,9 +183,14 @@ var goTypeOf = map[string]reflect.Type{
 	"Timestamp": reflect.TypeOf((**time.Time)(nil)),
 }
 
-// addedLater are Int64 columns added by ALTER TABLE: rows written before
-// the migration hold NULL, so they are scanned as Optional (**int64).
-var addedLater = map[string]bool{"sold": true, "aggregate_seq": true}
+// addedLater are columns added by ALTER TABLE: rows written before the
+// migration hold NULL, so they are scanned as Optional (**int64, **string).
+var addedLater = map[string]reflect.Type{
+	"sold":          reflect.TypeOf((**int64)(nil)),
+	"aggregate_seq": reflect.TypeOf((**int64)(nil)),
+	"shards":        reflect.TypeOf((**int64)(nil)),
+	"takes":         reflect.TypeOf((**string)(nil)),
+}
 
 // aliasTypes are the computed columns some queries select.
 var aliasTypes = map[string]reflect.Type{
@@ -225,8 +230,8 @@ func (f *fakeRow) ScanNamed(dst ...query.NamedDestination) error {
 			f.r.t.Errorf("%s: scans %s, which it does not select", f.name, col)
 		}
 		want, ok := goTypeOf[tb.columns[col]]
-		if addedLater[col] {
-			want = reflect.TypeOf((**int64)(nil))
+		if later, ok := addedLater[col]; ok {
+			want = later
 		}
 		if alias, isAlias := aliasTypes[col]; isAlias && tb.columns[col] == "" {
 			want, ok = alias, true

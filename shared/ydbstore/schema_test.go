@@ -191,7 +191,7 @@ func TestMigrationsDefineTheSchema(t *testing.T) {
 	}
 	tables := schemaTables(t)
 	want := []string{"audit", "dead_letters", "idempotency_keys", "inbox", "orders", "outbox", "payments",
-		"reservations", "saga_log", "sagas", "schema_migration_statements", "schema_migrations", "stock"}
+		"reservations", "saga_log", "sagas", "schema_migration_statements", "schema_migrations", "stock", "stock_shards"}
 	var got []string
 	for name := range tables {
 		got = append(got, name)
@@ -293,10 +293,11 @@ func TestColumnsMatchSQLite(t *testing.T) {
 }
 
 // TestHotTablesSplitByLoad: every table written on each order or saga step
-// has AUTO_PARTITIONING_BY_LOAD enabled by a migration.
+// has AUTO_PARTITIONING_BY_LOAD enabled by a migration, and so has
+// stock_shards (the sub-rows of a hot SKU are adjacent keys).
 func TestHotTablesSplitByLoad(t *testing.T) {
 	tables := schemaTables(t)
-	for _, name := range []string{"orders", "idempotency_keys", "sagas", "saga_log", "outbox", "inbox"} {
+	for _, name := range []string{"orders", "idempotency_keys", "sagas", "saga_log", "outbox", "inbox", "stock_shards"} {
 		found := false
 		for _, s := range tables[name].settings {
 			if strings.Contains(s, "AUTO_PARTITIONING_BY_LOAD = ENABLED") {

@@ -356,6 +356,31 @@ func (t *twinTx) ListStock(ctx context.Context) ([]inventory.Stock, error) {
 	return l, err
 }
 
+func (t *twinTx) GetStockShard(ctx context.Context, sku string, shard int64) (inventory.Shard, error) {
+	s, err := t.s.GetStockShard(ctx, sku, shard)
+	t.present(err, s.Version)
+	_, _ = t.y.GetStockShard(ctx, sku, shard)
+	return s, err
+}
+
+func (t *twinTx) PutStockShard(ctx context.Context, s inventory.Shard, v int64) error {
+	err := t.s.PutStockShard(ctx, s, v)
+	if v == 0 {
+		t.inserted(err)
+	} else {
+		t.updated(err, v)
+	}
+	_ = t.y.PutStockShard(ctx, s, v)
+	return err
+}
+
+func (t *twinTx) ListStockShards(ctx context.Context, sku string) ([]inventory.Shard, error) {
+	l, err := t.s.ListStockShards(ctx, sku)
+	t.answer(n(len(l))...)
+	_, _ = t.y.ListStockShards(ctx, sku)
+	return l, err
+}
+
 func (t *twinTx) InsertPayment(ctx context.Context, e payment.Entry) error {
 	err := t.s.InsertPayment(ctx, e)
 	t.inserted(err)
