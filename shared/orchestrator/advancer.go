@@ -218,7 +218,7 @@ var (
 // external call lies between the two saves, so nothing is lost by not
 // committing in between); any other runs in its own transaction as above,
 // with the command row the previous save wrote standing in for the message
-// (its id goes into the inbox, and the row is marked published in that
+// (its id goes into the step log, and the row is marked published in that
 // step's transaction). That row is written leased to this advancer for one
 // lease and not dispatched, so it reaches the queue only if the advancer
 // dies: a crash between or during chained steps is resumed about one lease

@@ -194,11 +194,17 @@ func (a *Advancer) saveIn(ctx context.Context, tx store.Tx, cur saga.Instance, k
 		}
 		return s, err
 	}
-	if err := tx.InsertInbox(ctx, InboxConsumer, m.EventID, now, now.Add(a.c.InboxTTL)); err != nil {
-		if apperr.Is(err, apperr.Conflict) {
-			return s, errDuplicate
+	if consumed == nil {
+		// A delivered message is claimed in the inbox. A command row run in
+		// place needs no entry: the save moves the saga's token, so a copy
+		// of that row the relay sends later is stale (and one handled
+		// before this save commits moves the version this save expects).
+		if err := tx.InsertInbox(ctx, InboxConsumer, m.EventID, now, now.Add(a.c.InboxTTL)); err != nil {
+			if apperr.Is(err, apperr.Conflict) {
+				return s, errDuplicate
+			}
+			return s, err
 		}
-		return s, err
 	}
 	if err := appendLog(ctx, tx, cur, *r, d, logMsg, seq, now); err != nil {
 		return s, err
