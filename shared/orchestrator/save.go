@@ -111,7 +111,7 @@ func (a *Advancer) folds(next saga.Instance) bool {
 }
 
 // saveIn records one step outcome in tx: it runs an InTx action, applies
-// the transition, claims the message in the inbox, appends the step log,
+// the transition, claims a delivered message in the inbox, appends the step log,
 // writes the next command and any order event, and on give-up fails the
 // order and writes a dead letter.
 //
@@ -123,8 +123,9 @@ func (a *Advancer) folds(next saga.Instance) bool {
 //
 // consumed, when set, is the command row the step ran for in place (step
 // chaining: m was never delivered): it is marked published here, in the
-// step's own transaction, unless the relay already published it. With
-// carry(k) true (the invocation may run k more steps after this one), a
+// step's own transaction, unless the relay already published it, and it
+// takes no inbox entry (the token this save moves makes any copy stale).
+// With carry(k) true (the invocation may run k more steps after this one), a
 // saga whose next step is due at once keeps its lease. When that next step
 // runs inside a save transaction too (folds), it runs here, in the same
 // transaction, and so on: the saga row, the inbox entry and the next
