@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -72,16 +73,39 @@ type rpcCount struct {
 	rpcs  []ydbstore.FakeRPC
 	count map[string]int
 	ru    ydbstore.RU
+	by    map[string]int // RU by table, index and guard
 }
 
 func countRPCs(op string, rpcs []ydbstore.FakeRPC) rpcCount {
-	c := rpcCount{op: op, rpcs: rpcs, count: map[string]int{}}
+	c := rpcCount{op: op, rpcs: rpcs, count: map[string]int{}, by: map[string]int{}}
 	for _, r := range rpcs {
 		c.count[r.Method]++
 		c.ru.Reads += r.RU.Reads
 		c.ru.Writes += r.RU.Writes
+		for k, v := range r.RUBy {
+			c.by[k] += v
+		}
 	}
 	return c
+}
+
+// breakdown is c.by as "name RU" pairs, largest first.
+func (c rpcCount) breakdown() string {
+	keys := make([]string, 0, len(c.by))
+	for k := range c.by {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool {
+		if c.by[keys[i]] != c.by[keys[j]] {
+			return c.by[keys[i]] > c.by[keys[j]]
+		}
+		return keys[i] < keys[j]
+	})
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, c.by[k])
+	}
+	return strings.Join(parts, ", ")
 }
 
 func (c rpcCount) String() string {
@@ -322,15 +346,21 @@ func TestIdleRunsTakeNoSession(t *testing.T) {
 func TestRequestUnitsPerOrder(t *testing.T) {
 	ops := runConfirmedOrder(t)
 	perOrder, trips := 0, 0
+	all := rpcCount{by: map[string]int{}}
 	for _, c := range ops {
 		if c.op == "new order" || strings.HasPrefix(c.op, "saga step ") {
 			perOrder += c.ru.Units()
 			trips += len(c.rpcs)
+			for k, v := range c.by {
+				all.by[k] += v
+			}
 		}
 		// one line per operation, read by scripts/bench (ydbfake.go)
 		t.Logf("ydbfake\t%s\t%d\t%d\t%d\t%d", c.op, len(c.rpcs), c.ru.Units(), c.ru.Reads, c.ru.Writes)
+		t.Logf("    by table: %s", c.breakdown())
 	}
 	t.Logf("ydbfake\t%s\t%d\t%d\t-\t-", "per confirmed order (new order + steps)", trips, perOrder)
+	t.Logf("    by table: %s", all.breakdown())
 	if perOrder == 0 {
 		t.Error("no request units counted")
 	}
