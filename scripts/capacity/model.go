@@ -104,13 +104,15 @@ type row struct {
 // (reserve_inventory, confirm_order).
 const stockTxPerOrder = 2
 
-// Per confirmed order, entries written at the tail of outbox
-// idx_status_shard_next (every row is inserted there and moved once when
-// published: 2 outbox rows of the new order, 3 step commands,
-// order.confirmed = 6 rows) and of sagas idx_bucket_state_next (5 saves).
+// Per confirmed order, entries written at the tail of the outbox due
+// index (every row is inserted there and moved once when published: 2
+// outbox rows of the new order, process_payment's command,
+// order.confirmed = 4 rows; steps that touch only the store are saved with
+// the step before them and write no command) and of sagas
+// idx_bucket_state_next (the insert and 2 saves).
 const (
-	outboxTailWritesPerOrder = 12
-	sagaTailWritesPerOrder   = 5
+	outboxTailWritesPerOrder = 8
+	sagaTailWritesPerOrder   = 3
 	sagaBuckets              = 8
 )
 
@@ -227,7 +229,7 @@ var targetRates = []float64{100, 1000, 10000}
 func printCapacity(w io.Writer, d deployment, a assumptions) {
 	fmt.Fprintf(w, "Capacity model (assumptions: YDB round trip %s, %d SKUs, %d zones, %.0f tx/s per partition; seed %d)\n",
 		a.RTT, a.SKUs, a.Zones, a.PartitionTPS, a.Seed)
-	fmt.Fprintf(w, "RU per new order %d, per confirmed order %d (counted from the adapter's statements; the YDB fake server's count replaces them)\n\n",
+	fmt.Fprintf(w, "RU per new order %d, per confirmed order %d (counted by the YDB fake server of shared/ydbstore's tests: TestRequestUnitsPerOrder)\n\n",
 		ruNewOrder(), ruConfirmedOrder())
 	fmt.Fprintf(w, "%-7s %-15s %9s %9s %8s %9s %8s %9s %6s %7s %7s %7s %8s %7s %9s %10s\n",
 		"rate/s", "popularity", "RU/s", "hot tx/s", "bound", "commit/s", "ABORT/s", "retries/s", "gaveup", "outbox", "saga", "parts", "cmd q/s", "evt q/s", "fn calls", "₽/hour")
