@@ -41,12 +41,15 @@ const (
 	FnRUBPerMillionInvocations = 16.0
 )
 
-// ruOp is the request units of one YDB operation of the adapter, counted
-// from its statements (the sequences shared/ydbstore/ydbtrips prints) and
-// the migrated schema (schema/ydb): reads are rows read (a point read of an
-// absent key counts 1; an INSERT reads its key first), writes are rows and
-// index entries written; an UPSERT of an indexed row reads the old row and
-// rewrites each index entry whose key changes (erase + insert: 2 writes).
+// ruOp is the request units of one YDB operation of the adapter as the
+// fake YDB server of the adapter's tests counts them (shared/ydbstore,
+// fakeydb_ru_test.go: the real use cases, ydbstore.Open and ydb-go-sdk
+// against a gRPC server that records every query; reads are rows read, a
+// point read of an absent key counting 1, a VIEW row 2; writes are rows
+// and index entries written, an update of an indexed row reading the old
+// row and rewriting each index entry whose key changes). Reproduce with
+// go test -count=1 -v -run TestRequestUnitsPerOrder ./shared/ydbstore/
+// (its "ydbfake" lines: RPCs, RU, reads, writes; "by table" under each).
 type ruOp struct {
 	Name   string
 	Reads  int
@@ -57,32 +60,21 @@ type ruOp struct {
 // RU returns the operation's request units at the published rates.
 func (o ruOp) RU() int { return o.Reads*RUPerRead + o.Writes*RUPerWrite }
 
-// Indexes of the migrated schema that a confirmed order writes:
-// sagas idx_bucket_state_next and idx_bucket_state_updated (2),
-// idempotency_keys idx_bucket_status_locked (1), outbox
-// idx_status_shard_next and idx_aggregate (2); orders, inbox, saga_log,
-// stock, reservations and payments have none.
-//
-// Every outbox INSERT first reads MAX(aggregate_seq) of its aggregate
-// through idx_aggregate, which does not cover aggregate_seq: one index row
-// and one table row per row the aggregate already has (an empty read
-// counts 1). A saga has 4 command rows, an order 2 event rows.
+// ruPerOperation is the fake's count for one confirmed order: the new
+// order and the two saves of its saga (a step that touches only the store
+// is saved with the step before it: docs/saga.md, "Step chaining").
 var ruPerOperation = []ruOp{
-	{"new order", 13, 22,
-		"key read 1; INSERT key (1r, row+1 index), order (1r+1w), saga (1r, row+2 index), saga.advance and order.created (each 1r key + 1r empty seq read, row+2 index), guard 1r; publish: guard 2r, UPDATE 2 outbox rows (2r, row + 2 changed index entries ×2 each)"},
-	{"step create_order", 9, 10,
-		"saga 1r, token 1r; UPSERT saga (1r, row + 2 changed index entries ×2), inbox (1r+1w), saga_log (1r+1w), next command (1r, seq 1 index + 1 table row, row+2 index), guard 1r"},
-	{"step reserve_inventory", 15, 17,
-		"reservation 1r, stock 1r; stock 1w, reservation (1r+1w), guard 1r, saga (1r+5w), inbox (1r+1w), saga_log (1r+1w), command (1r, seq 2+2r, 3w), 2 guard reads, mark previous command (1r+5w)"},
-	{"step process_payment", 16, 16,
-		"payment 1r; INSERT payment (1r+1w); guard 1r, saga (1r+5w), inbox (1r+1w), saga_log (1r+1w), command (1r, seq 3+3r, 3w), 2 guard reads, mark previous command (1r+5w)"},
-	{"step confirm_order + publish", 17, 23,
-		"stock 1r, earliest pending 2r; stock 1w, reservation 1w, order 1w (3 guard reads), saga (1r+5w), inbox (1r+1w), saga_log (1r+1w), order.confirmed (1r, seq 1+1r, 3w), 2 guard reads, mark command (1r+5w); publish: guard 1r, UPDATE (1r+5w)"},
+	{"new order", 6, 23,
+		"fake YDB: key read; INSERT key (+1 index), order, saga (+2 indexes), order.created and saga.advance (each +2 indexes); fast-path publish: guard 2r, UPDATE 2 outbox rows (old row read, 2 changed index entries each), head promotion"},
+	{"saga save create_order + reserve_inventory", 5, 13,
+		"fake YDB: saga, order, reservation, stock reads; stock, reservation, 2 saga_log lines, inbox, saga UPSERT (old row read, 2 changed index entries), process_payment's command (+2 indexes)"},
+	{"saga save process_payment + confirm_order (+ publish)", 8, 26,
+		"fake YDB: payment read + INSERT (the participant), stock read; stock, reservation, order, 2 saga_log lines, saga UPSERT, order.confirmed (+2 indexes), the consumed command marked published (guard, old row, 2 changed index entries), head promotion; fast-path publish of order.confirmed"},
 }
 
 // ruNewOrder and ruConfirmedOrder are the model's two inputs (RU per new
-// order, RU per confirmed order including its new order). The YDB fake
-// server's per-operation count replaces them when it lands.
+// order, RU per confirmed order including its new order), from the fake
+// YDB server's count.
 func ruNewOrder() int { return ruPerOperation[0].RU() }
 
 func ruConfirmedOrder() int {

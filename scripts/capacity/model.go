@@ -10,6 +10,7 @@ import (
 	"ordersaga/shared/inventory"
 	"ordersaga/shared/orchestrator"
 	"ordersaga/shared/saga"
+	"ordersaga/shared/store/bucket"
 	"ordersaga/shared/ydbstore"
 )
 
@@ -112,14 +113,18 @@ type row struct {
 // (reserve_inventory, confirm_order).
 const stockTxPerOrder = 2
 
-// Per confirmed order, entries written at the tail of outbox
-// idx_status_shard_next (every row is inserted there and moved once when
-// published: 2 outbox rows of the new order, 3 step commands,
-// order.confirmed = 6 rows) and of sagas idx_bucket_state_next (5 saves).
+// Per confirmed order, entries written at the tail of the outbox due
+// index (every row is inserted there and moved once when published: 2
+// outbox rows of the new order, process_payment's command,
+// order.confirmed = 4 rows; steps that touch only the store are saved with
+// the step before them and write no command) and of sagas
+// idx_bucket_state_next (the insert and 2 saves). Both indexes lead with
+// the row's bucket (store/bucket), so each has bucket.N tails per shard.
 const (
-	outboxTailWritesPerOrder = 12
-	sagaTailWritesPerOrder   = 5
-	sagaBuckets              = 8
+	outboxTailWritesPerOrder = 8
+	sagaTailWritesPerOrder   = 3
+	sagaBuckets              = bucket.N
+	outboxBuckets            = bucket.N
 )
 
 // model computes one row.
@@ -150,10 +155,10 @@ func model(d deployment, a assumptions, rate float64, p popularity) row {
 		StepRetryAfter: ceilSecond(d.Cfg.Saga.BackoffBase), Duration: simDuration(a, r.HotRowTPS, 2*time.Duration(reserve.MaxAttempts)*ceilSecond(d.Cfg.Saga.BackoffBase)), Seed: a.Seed})
 
 	shards := max(d.Cfg.Relay.Shards, 1)
-	r.OutboxTail = rate * outboxTailWritesPerOrder / float64(shards)
+	r.OutboxTail = rate * outboxTailWritesPerOrder / float64(shards*outboxBuckets)
 	r.SagaTail = rate * sagaTailWritesPerOrder / sagaBuckets
 	perPart := a.PartitionTPS / 2 // partitions split by load at 50 % CPU
-	r.Partitions = int(math.Ceil(r.OutboxTail/perPart))*shards + int(math.Ceil(r.SagaTail/perPart))*sagaBuckets
+	r.Partitions = int(math.Ceil(r.OutboxTail/perPart))*shards*outboxBuckets + int(math.Ceil(r.SagaTail/perPart))*sagaBuckets
 
 	// Message Queue calls per queue. saga-commands: the first command of each
 	// order (fast path, one SendMessageBatch per new order) and the trigger's
@@ -190,8 +195,8 @@ func model(d deployment, a assumptions, rate float64, p popularity) row {
 			fmt.Sprintf("more stock sub-rows for the hot SKU (now %d: PUT /admin/stock/{sku}/shards), or a shorter read→commit window", r.SubRows)},
 		{"hot SKU's partitions (one per sub-row at most)", r.HotSKUTPS, perPart * float64(r.SubRows), "tx/s",
 			"more sub-rows (each can become a partition of its own when YDB splits stock_shards by load)"},
-		{"outbox due-index tail per shard", r.OutboxTail, perPart, "writes/s",
-			fmt.Sprintf("OUTBOX_SHARDS (now %d)", shards)},
+		{"outbox due-index tail per shard and bucket", r.OutboxTail, perPart, "writes/s",
+			fmt.Sprintf("OUTBOX_SHARDS (now %d; each has %d bucket tails)", shards, outboxBuckets)},
 		{"saga due-index tail per bucket", r.SagaTail, perPart, "writes/s", "more index buckets (store/bucket)"},
 		{"Message Queue saga-commands calls", r.MQ["saga-commands"], MQStandardCallsPerQueue, "calls/s",
 			"batch first commands through the relay (10 per call), or spread over several queues (10 per cloud)"},
@@ -242,7 +247,7 @@ var targetRates = []float64{100, 1000, 10000}
 func printCapacity(w io.Writer, d deployment, a assumptions) {
 	fmt.Fprintf(w, "Capacity model (assumptions: YDB round trip %s, %d SKUs, %d zones, %.0f tx/s per partition; seed %d)\n",
 		a.RTT, a.SKUs, a.Zones, a.PartitionTPS, a.Seed)
-	fmt.Fprintf(w, "RU per new order %d, per confirmed order %d (counted from the adapter's statements; the YDB fake server's count replaces them)\n\n",
+	fmt.Fprintf(w, "RU per new order %d, per confirmed order %d (counted by the YDB fake server of shared/ydbstore's tests: TestRequestUnitsPerOrder)\n\n",
 		ruNewOrder(), ruConfirmedOrder())
 	fmt.Fprintf(w, "%-7s %-15s %9s %9s %8s %9s %8s %9s %6s %7s %7s %7s %8s %7s %9s %10s\n",
 		"rate/s", "popularity", "RU/s", "hot tx/s", "bound", "commit/s", "ABORT/s", "retries/s", "gaveup", "outbox", "saga", "parts", "cmd q/s", "evt q/s", "fn calls", "₽/hour")

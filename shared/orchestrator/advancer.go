@@ -213,13 +213,16 @@ var (
 // Step chaining: when the next step is due at once (no backoff, no breaker
 // wait) and the invocation's budget allows (MaxChainSteps, ChainBudget, the
 // context's deadline), the saga keeps its lease and Handle runs the next
-// step in place, each in its own transaction as above, with the command row
-// the previous step wrote standing in for the message (its id goes into the
-// inbox, and the row is marked published in that step's transaction). That
-// row is written leased to this advancer for one lease and not dispatched,
-// so it reaches the queue only if the advancer dies: a crash between or
-// during chained steps is resumed about one lease later, from the last
-// saved step.
+// step in place. A next step that touches only the store (an InTx action)
+// is saved in the same transaction as the step before it (saveIn: no
+// external call lies between the two saves, so nothing is lost by not
+// committing in between); any other runs in its own transaction as above,
+// with the command row the previous save wrote standing in for the message
+// (its id goes into the step log, and the row is marked published in that
+// step's transaction). That row is written leased to this advancer for one
+// lease and not dispatched, so it reaches the queue only if the advancer
+// dies: a crash between or during chained steps is resumed about one lease
+// later, from the last saved step.
 //
 // A nil error means the message may be acknowledged, whatever the Status. An
 // error (Transient or Internal: the store failed, or a simulated crash)
@@ -236,17 +239,19 @@ func (a *Advancer) Handle(ctx context.Context, m Message) (Result, error) {
 	var res Result
 	var next *chainNext
 	n := 1
+	// carry(k): the invocation may run step n+k of this Handle in place.
+	carry := func(k int) bool { return a.mayChain(ctx, start, n+k) }
 	if run, ok := a.inTxRun(ctx, cmd); ok {
 		// The step runs inside its save transaction: the token check, the
 		// step and its save are one transaction, with no lease of its own.
-		res, next, err = a.firstInTx(ctx, cmd, run, m, a.mayChain(ctx, start, n))
+		res, next, err = a.firstInTx(ctx, cmd, run, m, carry)
 		if err != nil {
 			return res, err
 		}
 		if next == nil {
 			return a.ack(res, cmd, m), nil
 		}
-		n++
+		n += 1 + next.folded
 	} else {
 		inst, res, err = a.acquire(ctx, cmd)
 		if err != nil {
@@ -264,7 +269,7 @@ func (a *Advancer) Handle(ctx context.Context, m Message) (Result, error) {
 			inst, consumed, known = next.inst, &row, next.known
 			m = Message{EventID: row.ID, Body: row.Payload, Attributes: row.Attributes()}
 		}
-		res, next, err = a.step(ctx, inst, known, m, consumed, a.mayChain(ctx, start, n))
+		res, next, err = a.step(ctx, inst, known, m, consumed, carry)
 		if err != nil || next == nil {
 			if err != nil && consumed != nil && !errors.Is(err, errCrash) {
 				// The delivered message was saved long ago; the row of the
@@ -277,6 +282,7 @@ func (a *Advancer) Handle(ctx context.Context, m Message) (Result, error) {
 			}
 			return a.done(res), nil
 		}
+		n += next.folded
 	}
 }
 
@@ -296,7 +302,7 @@ var errCrash = errors.New("orchestrator: simulated crash")
 
 // step runs and saves one step of inst (the saga as leased by this
 // advancer) for message m; see Handle.
-func (a *Advancer) step(ctx context.Context, inst saga.Instance, known Known, m Message, consumed *outbox.Event, carry bool) (Result, *chainNext, error) {
+func (a *Advancer) step(ctx context.Context, inst saga.Instance, known Known, m Message, consumed *outbox.Event, carry func(int) bool) (Result, *chainNext, error) {
 	run := a.run(ctx, inst)
 	if err := a.afterStep(inst.ID, run); err != nil {
 		return Result{SagaID: inst.ID, Step: run.name, Direction: run.dir}, nil, err
@@ -332,6 +338,9 @@ func (a *Advancer) afterStep(sagaID string, run stepRun) error {
 
 // saved observes a committed step and dispatches the rows it wrote.
 func (a *Advancer) saved(ctx context.Context, s saved, m Message) {
+	for _, f := range s.folded {
+		a.observe(f.cur, f.run, f.d, m)
+	}
 	a.observe(s.cur, s.run, s.d, m)
 	if len(s.events) > 0 && a.c.Dispatcher != nil {
 		dctx, cancel := context.WithTimeout(ctx, a.c.DispatchTimeout)
@@ -364,7 +373,7 @@ func (a *Advancer) inTxRun(ctx context.Context, cmd saga.Command) (stepRun, bool
 // transactions only one commits; the other fails, re-runs, and finds the
 // token moved (stale) or the lease taken (busy). With carry the save takes
 // the lease for the next step (chaining), exactly as a leased step's save.
-func (a *Advancer) firstInTx(ctx context.Context, cmd saga.Command, run stepRun, m Message, carry bool) (Result, *chainNext, error) {
+func (a *Advancer) firstInTx(ctx context.Context, cmd saga.Command, run stepRun, m Message, carry func(int) bool) (Result, *chainNext, error) {
 	if err := a.afterStep(cmd.SagaID, run); err != nil {
 		return Result{SagaID: cmd.SagaID, Step: run.name, Direction: run.dir}, nil, err
 	}

@@ -165,7 +165,16 @@ func countStatus(st []order.Status, want order.Status) int {
 // declines, provider failures and lost answers, crashes, duplicates,
 // reordering and lost messages (recovery re-drives), then checks the
 // invariants.
-func TestRandomizedRun(t *testing.T) {
+func TestRandomizedRun(t *testing.T) { randomizedRun(t, true) }
+
+// TestRandomizedRunFoldedSaves is TestRandomizedRun without the crash hook
+// (AfterStep), so chained steps that touch only the store are saved in the
+// transaction of the step before them (Advancer.saveIn) while steps fail,
+// are declined, retried and compensated and messages are duplicated,
+// reordered and lost.
+func TestRandomizedRunFoldedSaves(t *testing.T) { randomizedRun(t, false) }
+
+func randomizedRun(t *testing.T, crashes bool) {
 	seeds := []uint64{1, 2}
 	if testing.Short() || raceEnabled {
 		seeds = seeds[:1]
@@ -176,11 +185,13 @@ func TestRandomizedRun(t *testing.T) {
 			e := newEnv(t, envOpts{stock: stock, seed: seed,
 				sim: paymentsim.Config{FailureRate: 0.15, LostAnswerRate: 0.1, Seed: seed}})
 			skus := []string{"sku-a", "sku-b", "sku-c", "sku-d"}
-			e.adv.AfterStep = func(string, saga.Direction) error {
-				if e.rnd.Float64() < 0.03 {
-					return errCrash
+			if crashes {
+				e.adv.AfterStep = func(string, saga.Direction) error {
+					if e.rnd.Float64() < 0.03 {
+						return errCrash
+					}
+					return nil
 				}
-				return nil
 			}
 			e.adv.Fault = func(step string, _ saga.Direction) error {
 				switch r := e.rnd.Float64(); {

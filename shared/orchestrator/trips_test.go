@@ -101,13 +101,24 @@ func TestStepRoundTrips(t *testing.T) {
 	if len(rows) != len(orchestrator.CreateOrderSaga) {
 		t.Fatalf("%d steps measured, want %d (chained in one message)", len(rows), len(orchestrator.CreateOrderSaga))
 	}
+	// A step saved in the transaction of the step before it (a fold:
+	// Advancer.saveIn) has its round trips counted with that step's, and
+	// shows none of its own: the target holds per step of such a group.
 	total := 0
-	for _, r := range rows {
-		total += r.trips.Total()
-		t.Logf("saga step %-30s %2d round trips  %v", r.name, r.trips.Total(), r.trips.Texts)
-		if r.trips.Total() > stepTrips {
-			t.Errorf("saga step %s: %d round trips, target %d", r.name, r.trips.Total(), stepTrips)
+	for i := 0; i < len(rows); {
+		group, trips := rows[i].name, rows[i].trips.Total()
+		t.Logf("saga step %-30s %2d round trips  %v", rows[i].name, trips, rows[i].trips.Texts)
+		n := 1
+		for i+n < len(rows) && rows[i+n].trips.Total() == 0 {
+			t.Logf("saga step %-30s saved with %s", rows[i+n].name, group)
+			group += " + " + rows[i+n].name
+			n++
 		}
+		total += trips
+		if trips > stepTrips*n {
+			t.Errorf("saga step %s: %d round trips, target %d per step", group, trips, stepTrips)
+		}
+		i += n
 	}
 	t.Logf("whole chained saga: %d round trips", total)
 

@@ -53,35 +53,77 @@ var (
 // the result sets the fake returns, against the rows it holds before the
 // query's writes.
 func (f *FakeYDB) estimateRU(text string, params map[string]*Ydb.TypedValue, sets []*Ydb.ResultSet) RU {
+	ru, _ := f.estimateRUBy(text, params, sets)
+	return ru
+}
+
+// estimateRUBy is estimateRU with its RU split by where they go: "t" for
+// the rows of table t, "t indexes" for its index rows (written, or read by
+// a VIEW), "t guard" for version guards on t, "outbox seq" for the
+// per-aggregate sequence read.
+func (f *FakeYDB) estimateRUBy(text string, params map[string]*Ydb.TypedValue, sets []*Ydb.ResultSet) (RU, map[string]int) {
 	var ru RU
+	by := map[string]int{}
 	for _, st := range splitYQL(text) {
 		switch st.kind {
 		case "NAMED":
-			if reGuardRead.MatchString(st.text) {
+			if m := reGuardRead.FindStringSubmatch(st.text); m != nil {
 				ru.Reads++
+				by[m[1]+" guard"]++
 			}
 			if m := reSeqRead.FindStringSubmatch(st.text); m != nil {
-				ru.Reads += max(1, f.countOutbox(params[m[1]].GetValue()))
+				n := max(1, f.countOutbox(params[m[1]].GetValue()))
+				ru.Reads += n
+				by["outbox seq"] += n
 			}
 			if m := reBatchGuard.FindStringSubmatch(st.text); m != nil {
-				ru.Reads += len(params[m[1]].GetValue().GetItems())
+				n := len(params[m[1]].GetValue().GetItems())
+				ru.Reads += n
+				by["outbox guard"] += n
 			}
 		case "INSERT", "UPSERT", "UPDATE", "DELETE":
-			ru.add(f.writeRU(st, params))
+			w, idx := f.writeRUBy(st, params)
+			ru.add(w)
+			if m := reWriteTarget.FindStringSubmatch(st.text); m != nil {
+				by[m[1]] += w.Units() - idx.Units()
+				if idx.Units() > 0 {
+					by[m[1]+" indexes"] += idx.Units()
+				}
+			}
+		}
+	}
+	// the table the result rows come from: the last SELECT's, else the
+	// first table a FROM of the text names (a list of named branches)
+	from := ""
+	for _, t := range []string{lastSelect(text), text} {
+		for _, m := range reFromTable.FindAllStringSubmatch(t, -1) {
+			if _, ok := f.tables[m[1]]; ok && from == "" {
+				from = m[1]
+			}
 		}
 	}
 	for _, rs := range sets {
 		per := 1
 		if strings.Contains(text, " VIEW ") {
 			per = 2
+			by[from+" indexes"] += len(rs.GetRows())
 		}
 		ru.Reads += per * max(len(rs.GetRows()), 0)
+		by[from] += len(rs.GetRows())
 		if len(rs.GetRows()) == 0 && rePointRead.MatchString(lastSelect(text)) && !strings.Contains(text, " VIEW ") {
 			ru.Reads++ // a key looked up and not found
+			by[from]++
 		}
 	}
-	return ru
+	for k, v := range by {
+		if v == 0 {
+			delete(by, k)
+		}
+	}
+	return ru, by
 }
+
+var reFromTable = regexp.MustCompile(`(?s)\bFROM\s+(\w+)`)
 
 func lastSelect(text string) string {
 	last := ""
@@ -108,9 +150,16 @@ func (f *FakeYDB) countOutbox(agg *Ydb.Value) int {
 
 // writeRU estimates one write statement.
 func (f *FakeYDB) writeRU(st yqlStmt, params map[string]*Ydb.TypedValue) RU {
+	ru, _ := f.writeRUBy(st, params)
+	return ru
+}
+
+// writeRUBy is writeRU and the part of it that maintains indexes (the old
+// row read for them, index rows written).
+func (f *FakeYDB) writeRUBy(st yqlStmt, params map[string]*Ydb.TypedValue) (RU, RU) {
 	m := reWriteTarget.FindStringSubmatch(st.text)
 	if m == nil {
-		return RU{}
+		return RU{}, RU{}
 	}
 	tb := f.tables[m[1]]
 	// the rows written: one, or one per item of the AS_TABLE list parameter
@@ -140,11 +189,12 @@ func (f *FakeYDB) writeRU(st yqlStmt, params map[string]*Ydb.TypedValue) RU {
 		}
 		written = rows
 	}
-	var ru RU
+	var ru, idx RU
 	for _, w := range written {
 		if st.kind == "DELETE" {
 			ru.Reads++
 			ru.Writes += 1 + len(tb.indexes)
+			idx.Writes += len(tb.indexes)
 			continue
 		}
 		bytes := 0
@@ -154,12 +204,14 @@ func (f *FakeYDB) writeRU(st yqlStmt, params map[string]*Ydb.TypedValue) RU {
 		ru.Writes += max(1, (bytes+1023)/1024)
 		if st.kind == "INSERT" {
 			ru.Writes += len(tb.indexes)
+			idx.Writes += len(tb.indexes)
 			continue
 		}
 		if len(tb.indexes) == 0 {
 			continue
 		}
 		ru.Reads++ // the old row, to maintain the indexes
+		idx.Reads++
 		old := f.storedRow(m[1], tb, w)
 		for _, cols := range tb.indexes {
 			changed := false
@@ -171,12 +223,14 @@ func (f *FakeYDB) writeRU(st yqlStmt, params map[string]*Ydb.TypedValue) RU {
 			switch {
 			case changed && old != nil:
 				ru.Writes += 2
+				idx.Writes += 2
 			case changed:
 				ru.Writes++
+				idx.Writes++
 			}
 		}
 	}
-	return ru
+	return ru, idx
 }
 
 // storedRow is the echoed row with w's primary key, or nil.

@@ -58,8 +58,10 @@ type FakeRPC struct {
 	// Begin, Commit: the TxControl of an ExecuteQuery begins a transaction
 	// (lazy begin) or commits it; Snapshot: it is a snapshot read-only one.
 	Begin, Commit, Snapshot bool
-	// RU is the request's I/O estimate (fakeydb_ru_test.go).
-	RU RU
+	// RU is the request's I/O estimate (fakeydb_ru_test.go); RUBy splits
+	// its units by table, index and guard (estimateRUBy).
+	RU   RU
+	RUBy map[string]int
 }
 
 // StartFakeYDB starts a FakeYDB on a loopback port for the test's lifetime.
@@ -193,7 +195,7 @@ func (f *FakeYDB) ExecuteQuery(req *Ydb_Query.ExecuteQueryRequest, s Ydb_Query_V
 			sets = append(sets, rs)
 		}
 	}
-	r.RU = f.estimateRU(text, req.GetParameters(), sets)
+	r.RU, r.RUBy = f.estimateRUBy(text, req.GetParameters(), sets)
 	f.record(r)
 	for _, st := range splitYQL(text) {
 		switch st.kind {

@@ -114,28 +114,31 @@ func Measure(ctx context.Context, dir string, immediate bool) ([]Op, error) {
 
 	// Saga steps, as the queue delivers them. One message may run several
 	// steps in place (step chaining, orchestrator.Advancer.Handle), so the
-	// count is cut per step: AfterStep names the step about to be saved,
-	// and the Twin's AfterSave cuts after that save committed. A step's
-	// count is therefore what ran since the previous step's save: the
-	// lease taken for the message (first step of a chain only), the step's
-	// effect and its save; what the message costs after the last save
-	// (dispatching its rows) goes to the last step. The whole message is
-	// reported too, as "saga message (N steps)".
+	// count is cut per save: the Fault hook (failing nothing) names each
+	// step as it starts, and the Twin's AfterSave cuts after a save
+	// committed, named by the steps started since the previous one ("a +
+	// b" when a step that touches only the store was saved with the step
+	// before it). A save's count is therefore what ran since the previous
+	// save: the lease taken for the message (first step of a chain only),
+	// the steps' effects and their save; what the message costs after the
+	// last save (dispatching its rows) goes to the last one. The whole
+	// message is reported too, as "saga message (N steps)".
 	url := cfg.QueueURLs.SagaCommands
 	state := ""
-	var stepName string
-	a.Advancer.AfterStep = func(step string, dir saga.Direction) error {
-		stepName = fmt.Sprintf("saga step %s (%s)", step, dir)
+	var started []string
+	a.Advancer.Fault = func(step string, dir saga.Direction) error {
+		started = append(started, fmt.Sprintf("%s (%s)", step, dir))
 		return nil
 	}
-	defer func() { a.Advancer.AfterStep = nil }()
+	defer func() { a.Advancer.Fault = nil }()
 	var chain Trips
 	steps := 0
 	twin.AfterSave = func() {
 		t := twin.Take()
 		chain.add(t)
-		steps++
-		ops = append(ops, Op{stepName, t})
+		steps += len(started)
+		ops = append(ops, Op{"saga step " + strings.Join(started, " + "), t})
+		started = nil
 	}
 	defer func() { twin.AfterSave = nil }()
 	for i := 0; i < 50 && state != "completed" && state != "failed" && state != "compensated"; i++ {

@@ -26,7 +26,8 @@ func TestRoundTripTargets(t *testing.T) {
 		}
 		target, ok := Targets[o.Name]
 		if strings.HasPrefix(o.Name, "saga step") {
-			target, ok = StepTarget, true
+			// steps saved together: the target per step
+			target, ok = StepTarget*(strings.Count(o.Name, " + ")+1), true
 		}
 		limit := target
 		if c, has := Ceilings[o.Name]; has {
