@@ -94,13 +94,13 @@ func checkOnceInOrder(t *testing.T, sent []string, prefix string, n int) {
 	}
 }
 
-// The issue-27 reproduction on a real store: every order.created goes dead
+// On a real store: every order.created goes dead
 // while the events queue refuses it (RELAY_MAX_ATTEMPTS=1), each order's
 // order.confirmed waits behind it, an operator redrives all 10 000 dead
 // letters, and the relay publishes every event once, in order per order.
 func TestRedriveAfterTenThousandDeadOrderEventsPublishesAll(t *testing.T) {
-	if testing.Short() {
-		t.Skip("10 000 orders")
+	if testing.Short() || raceDetector {
+		t.Skip("10 000 orders: skipped with -short and under -race (the plain run covers it)")
 	}
 	const n = 10000
 	ctx := context.Background()
@@ -204,8 +204,8 @@ func holdBack(t *testing.T, f *fixture, prefix string, n int) map[string]bool {
 // (the redriven ones with their later events, and the free ones), never an
 // event behind a dead or backing-off one.
 func TestClaimPassesTenThousandBlockedAggregates(t *testing.T) {
-	if testing.Short() {
-		t.Skip("10 000 orders")
+	if testing.Short() || raceDetector {
+		t.Skip("10 000 orders: skipped with -short and under -race (the plain run covers it)")
 	}
 	const n, free = 10000, 150
 	ctx := context.Background()

@@ -77,8 +77,8 @@ func blockedAggregates(t *testing.T, s store.Store, t0 time.Time, n, free int) (
 // the claimable ones, a list of 100 holds 100 claimable rows, and a list of
 // all of them holds every claimable row and no blocked one.
 func TestDueListSkipsTenThousandBlockedAggregates(t *testing.T) {
-	if testing.Short() {
-		t.Skip("10 000 orders")
+	if testing.Short() || raceDetector {
+		t.Skip("10 000 orders: skipped with -short and under -race (the plain run covers it)")
 	}
 	const n, free = 10000, 150
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
