@@ -110,9 +110,9 @@ else
 fi
 
 step "race detector on the concurrent packages"
-go test -count=1 -race ./shared/app/ ./shared/handlers/ ./shared/relay/ ./shared/sqlitestore/ \
-  ./shared/sqlitequeue/ ./shared/resilience/ ./shared/orchestrator/ ./shared/ymq/ ./shared/redrive/ \
-  ./shared/payments/ ./shared/stock/ ./shared/chaos/
+go test -count=1 -race ./shared/wiring/app/ ./shared/wiring/handlers/ ./shared/app/relay/ ./shared/adapters/sqlitestore/ \
+  ./shared/adapters/sqlitequeue/ ./shared/kit/resilience/ ./shared/app/orchestrator/ ./shared/adapters/ymq/ ./shared/app/redrive/ \
+  ./shared/app/payments/ ./shared/app/stock/ ./shared/checks/chaos/
 
 step "fuzz targets (${FUZZTIME} each)"
 for target in $(go test -list '^Fuzz' ./shared/... 2>/dev/null | grep -E '^(Fuzz|ok)' | awk '/^Fuzz/{f=f" "$1} /^ok/{if(f!=""){print $2":"f}; f=""}' | tr ' ' ','); do

@@ -1,12 +1,12 @@
 # The operator's dashboard in Yandex Monitoring: one section per concern
 # (saga, outbox, dead letters, breaker, HTTP), every chart a query over the
-# custom metrics the functions push (shared/metrics/catalog.go, pushed by
-# shared/ycmetrics: counters as per-invocation DGAUGE deltas, so sums over a
+# custom metrics the functions push (shared/domain/metrics/catalog.go, pushed by
+# shared/adapters/ycmetrics: counters as per-invocation DGAUGE deltas, so sums over a
 # window are totals; histograms as H_count/H_sum/H_max/H_bucket{bin}).
 # Every point carries function=<folder name under functions/>; stands are
 # told apart by folder (one folder per stand), so no name_prefix label.
 # The runbook in docs/deploy.md names panels by their chart_id; the
-# consistency test (shared/deploycheck) checks that every metric and label
+# consistency test (shared/checks/deploycheck) checks that every metric and label
 # below is in the catalogue and every panel the runbook names exists.
 locals {
   # Selector of every ordersaga series of this stand.

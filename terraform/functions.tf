@@ -1,7 +1,7 @@
 # The five cloud functions, one module call each (modules/function: the
 # function, its own service account with only the roles listed here, and its
 # Message Queue key in Lockbox). One block per folder under functions/; the
-# consistency test (shared/deploycheck) fails when they drift apart.
+# consistency test (shared/checks/deploycheck) fails when they drift apart.
 #
 # Message Queue is signed with a static key (platform-notes §4.1), so the
 # YMQ roles below are what each function's key may do: every function sends

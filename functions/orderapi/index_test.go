@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"ordersaga/shared/yc"
+	"ordersaga/shared/transport/yc"
 )
 
 // Deployed without its cloud configuration, the function answers its

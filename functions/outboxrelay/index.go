@@ -6,11 +6,11 @@ package main
 import (
 	"context"
 
-	"ordersaga/shared/app"
-	"ordersaga/shared/cloudwiring"
-	"ordersaga/shared/handlers"
-	"ordersaga/shared/selfcheck"
-	"ordersaga/shared/yc"
+	"ordersaga/shared/app/selfcheck"
+	"ordersaga/shared/transport/yc"
+	"ordersaga/shared/wiring/app"
+	"ordersaga/shared/wiring/cloudwiring"
+	"ordersaga/shared/wiring/handlers"
 )
 
 // Handler handles one timer trigger event.

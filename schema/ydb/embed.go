@@ -5,7 +5,7 @@
 // The tables mirror the SQLite twin in schema/sqlite column for column
 // (same names, same meaning); the differences are types (Utf8, Int64,
 // Timestamp, Json, String), NULL standing for Go's zero time, TTLs and
-// global secondary indexes. See shared/ydbstore/README.md.
+// global secondary indexes. See shared/adapters/ydbstore/README.md.
 package ydbschema
 
 import "embed"

@@ -17,10 +17,10 @@ import (
 
 	_ "modernc.org/sqlite"
 
-	"ordersaga/shared/app"
-	"ordersaga/shared/config"
-	"ordersaga/shared/localwiring"
-	"ordersaga/shared/triggers"
+	"ordersaga/shared/kit/config"
+	"ordersaga/shared/wiring/app"
+	"ordersaga/shared/wiring/localwiring"
+	"ordersaga/shared/wiring/triggers"
 )
 
 const body = `{"customer_id":"c-1","currency":"RUB","items":[{"sku":"sku-1","quantity":2,"unit_price_minor":1500}]}`

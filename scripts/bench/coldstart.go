@@ -14,10 +14,10 @@ import (
 	"strings"
 	"time"
 
-	"ordersaga/shared/app"
-	"ordersaga/shared/handlers"
-	"ordersaga/shared/localwiring"
-	"ordersaga/shared/yc"
+	"ordersaga/shared/transport/yc"
+	"ordersaga/shared/wiring/app"
+	"ordersaga/shared/wiring/handlers"
+	"ordersaga/shared/wiring/localwiring"
 )
 
 // limitMB is the smallest Cloud Functions memory size.

@@ -12,8 +12,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"ordersaga/shared/saga"
-	"ordersaga/shared/store"
+	"ordersaga/shared/domain/saga"
+	"ordersaga/shared/domain/store"
 )
 
 // burstResult is what one end-to-end burst measured.

@@ -23,7 +23,7 @@ import (
 	"strings"
 	"time"
 
-	"ordersaga/shared/mqtrigger"
+	"ordersaga/shared/transport/mqtrigger"
 )
 
 func main() {

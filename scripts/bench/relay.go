@@ -12,14 +12,14 @@ import (
 
 	"github.com/google/uuid"
 
-	"ordersaga/shared/localwiring"
-	"ordersaga/shared/outbox"
-	"ordersaga/shared/queue"
-	"ordersaga/shared/relay"
-	"ordersaga/shared/resilience"
-	"ordersaga/shared/sqlitestore"
-	"ordersaga/shared/store"
-	"ordersaga/shared/ymq"
+	"ordersaga/shared/adapters/sqlitestore"
+	"ordersaga/shared/adapters/ymq"
+	"ordersaga/shared/app/relay"
+	"ordersaga/shared/domain/outbox"
+	"ordersaga/shared/domain/queue"
+	"ordersaga/shared/domain/store"
+	"ordersaga/shared/kit/resilience"
+	"ordersaga/shared/wiring/localwiring"
 )
 
 // relayRounds is how many alternating relay and raw rounds the relay

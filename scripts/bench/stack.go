@@ -1,7 +1,7 @@
 package main
 
 // stack.go is the bench's one point of contact with the product's wiring
-// (shared/app, shared/handlers): it builds the local stack the way the local
+// (shared/wiring/app, shared/wiring/handlers): it builds the local stack the way the local
 // runner (scripts/localcloud) does — SQLite store and embedded queue on one
 // file, the API as API Gateway calls the orderapi function, the advancer's
 // queue trigger and the relay and recovery timers from triggers.yaml — with
@@ -20,17 +20,17 @@ import (
 	"sync/atomic"
 	"time"
 
-	"ordersaga/shared/app"
-	"ordersaga/shared/config"
-	"ordersaga/shared/handlers"
-	"ordersaga/shared/localwiring"
-	"ordersaga/shared/mqtrigger"
-	"ordersaga/shared/queue"
-	"ordersaga/shared/sqlitequeue"
-	"ordersaga/shared/sqlitestore"
-	"ordersaga/shared/store"
-	"ordersaga/shared/triggers"
-	"ordersaga/shared/yc"
+	"ordersaga/shared/adapters/sqlitequeue"
+	"ordersaga/shared/adapters/sqlitestore"
+	"ordersaga/shared/domain/queue"
+	"ordersaga/shared/domain/store"
+	"ordersaga/shared/kit/config"
+	"ordersaga/shared/transport/mqtrigger"
+	"ordersaga/shared/transport/yc"
+	"ordersaga/shared/wiring/app"
+	"ordersaga/shared/wiring/handlers"
+	"ordersaga/shared/wiring/localwiring"
+	"ordersaga/shared/wiring/triggers"
 )
 
 // stack is a running local stack with its counters.
@@ -155,7 +155,7 @@ func (s *stack) invoke(ctx context.Context, name string, raw []byte) error {
 }
 
 // queueLoop plays a Message Queue trigger as the local runner does
-// (shared/mqtrigger, up to s.concurrency invocations in flight).
+// (shared/transport/mqtrigger, up to s.concurrency invocations in flight).
 func (s *stack) queueLoop(ctx context.Context, qt triggers.QueueTrigger) {
 	mqtrigger.Trigger{
 		Queue: s.q, URL: s.a.Config.QueueURLs.SagaCommands, QueueID: "yrn:yc:ymq:ru-central1:local:" + qt.Queue,

@@ -11,7 +11,7 @@ import (
 
 // benchYDBFake prints the RPCs and request units per business operation as
 // the real SDK sends them to the fake YDB server of the adapter's tests
-// (shared/ydbstore/fakeydb_*_test.go: the real use cases, ydbstore.Open and
+// (shared/adapters/ydbstore/fakeydb_*_test.go: the real use cases, ydbstore.Open and
 // ydb-go-sdk against a gRPC server that records every RPC). The fake lives
 // in the adapter's tests so that it never ships, so the bench runs that
 // test (TestRequestUnitsPerOrder) and reprints its table. The RU are the
@@ -19,7 +19,7 @@ import (
 // index rows included (https://yandex.cloud/en/docs/ydb/pricing/ru-yql;
 // docs/ydb.md, "What is verified, and against what").
 func benchYDBFake() []row {
-	cmd := exec.Command("go", "test", "-count=1", "-run", "^TestRequestUnitsPerOrder$", "-v", "./shared/ydbstore/")
+	cmd := exec.Command("go", "test", "-count=1", "-run", "^TestRequestUnitsPerOrder$", "-v", "./shared/adapters/ydbstore/")
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Run(); err != nil {

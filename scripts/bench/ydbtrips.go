@@ -6,8 +6,8 @@ import (
 	"os"
 	"strings"
 
-	"ordersaga/shared/ydbstore"
-	"ordersaga/shared/ydbstore/ydbtrips"
+	"ordersaga/shared/adapters/ydbstore"
+	"ordersaga/shared/checks/ydbtrips"
 )
 
 // The cost model's YDB row: round trips per confirmed order, counted
@@ -27,7 +27,7 @@ func init() {
 			fmt.Fprintln(os.Stderr, "bench: YDB round-trip recorder:", err)
 			return 0, "", false
 		}
-		return float64(ydbtrips.PerOrder(ops)), "queries + commits, counted server-free by shared/ydbstore/ydbtrips on one confirmed order: new order and its 4 steps", true
+		return float64(ydbtrips.PerOrder(ops)), "queries + commits, counted server-free by shared/checks/ydbtrips on one confirmed order: new order and its 4 steps", true
 	}
 }
 

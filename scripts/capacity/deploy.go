@@ -12,8 +12,8 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 
-	"ordersaga/shared/config"
-	"ordersaga/shared/triggers"
+	"ordersaga/shared/kit/config"
+	"ordersaga/shared/wiring/triggers"
 )
 
 // deployment is what the repository's deployment description sets: the

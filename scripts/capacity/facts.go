@@ -42,13 +42,13 @@ const (
 )
 
 // ruOp is the request units of one YDB operation of the adapter as the
-// fake YDB server of the adapter's tests counts them (shared/ydbstore,
+// fake YDB server of the adapter's tests counts them (shared/adapters/ydbstore,
 // fakeydb_ru_test.go: the real use cases, ydbstore.Open and ydb-go-sdk
 // against a gRPC server that records every query; reads are rows read, a
 // point read of an absent key counting 1, a VIEW row 2; writes are rows
 // and index entries written, an update of an indexed row reading the old
 // row and rewriting each index entry whose key changes). Reproduce with
-// go test -count=1 -v -run TestRequestUnitsPerOrder ./shared/ydbstore/
+// go test -count=1 -v -run TestRequestUnitsPerOrder ./shared/adapters/ydbstore/
 // (its "ydbfake" lines: RPCs, RU, reads, writes; "by table" under each).
 type ruOp struct {
 	Name   string

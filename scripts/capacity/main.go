@@ -18,7 +18,7 @@ import (
 	"io"
 	"os"
 
-	"ordersaga/shared/inventory"
+	"ordersaga/shared/domain/inventory"
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }

@@ -7,11 +7,11 @@ import (
 	"sort"
 	"time"
 
-	"ordersaga/shared/inventory"
-	"ordersaga/shared/orchestrator"
-	"ordersaga/shared/saga"
-	"ordersaga/shared/store/bucket"
-	"ordersaga/shared/ydbstore"
+	"ordersaga/shared/adapters/ydbstore"
+	"ordersaga/shared/app/orchestrator"
+	"ordersaga/shared/domain/inventory"
+	"ordersaga/shared/domain/saga"
+	"ordersaga/shared/domain/store/bucket"
 )
 
 // assumptions are the model's inputs that no document or measurement
@@ -247,7 +247,7 @@ var targetRates = []float64{100, 1000, 10000}
 func printCapacity(w io.Writer, d deployment, a assumptions) {
 	fmt.Fprintf(w, "Capacity model (assumptions: YDB round trip %s, %d SKUs, %d zones, %.0f tx/s per partition; seed %d)\n",
 		a.RTT, a.SKUs, a.Zones, a.PartitionTPS, a.Seed)
-	fmt.Fprintf(w, "RU per new order %d, per confirmed order %d (counted by the YDB fake server of shared/ydbstore's tests: TestRequestUnitsPerOrder)\n\n",
+	fmt.Fprintf(w, "RU per new order %d, per confirmed order %d (counted by the YDB fake server of shared/adapters/ydbstore's tests: TestRequestUnitsPerOrder)\n\n",
 		ruNewOrder(), ruConfirmedOrder())
 	fmt.Fprintf(w, "%-7s %-15s %9s %9s %8s %9s %8s %9s %6s %7s %7s %7s %8s %7s %9s %10s\n",
 		"rate/s", "popularity", "RU/s", "hot tx/s", "bound", "commit/s", "ABORT/s", "retries/s", "gaveup", "outbox", "saga", "parts", "cmd q/s", "evt q/s", "fn calls", "₽/hour")

@@ -7,10 +7,10 @@ import (
 
 	awsretry "github.com/aws/aws-sdk-go-v2/aws/retry"
 
-	"ordersaga/shared/orchestrator"
-	"ordersaga/shared/payments"
-	"ordersaga/shared/saga"
-	"ordersaga/shared/ydbstore"
+	"ordersaga/shared/adapters/ydbstore"
+	"ordersaga/shared/app/orchestrator"
+	"ordersaga/shared/app/payments"
+	"ordersaga/shared/domain/saga"
 )
 
 // The bounds the documentation states (docs/capacity.md, "Retry

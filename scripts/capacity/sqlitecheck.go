@@ -9,9 +9,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"ordersaga/shared/inventory"
-	"ordersaga/shared/sqlitestore"
-	"ordersaga/shared/stock"
+	"ordersaga/shared/adapters/sqlitestore"
+	"ordersaga/shared/app/stock"
+	"ordersaga/shared/domain/inventory"
 )
 
 // sqliteMeasure is one local measurement of reservations on one SKU.

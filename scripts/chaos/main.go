@@ -1,5 +1,5 @@
 // Command chaos runs ordersaga under injected faults and checks every
-// delivery guarantee afterwards (package ordersaga/shared/chaos):
+// delivery guarantee afterwards (package ordersaga/shared/checks/chaos):
 //
 //	go run ./scripts/chaos -orders 150 -seed 1 [-v]           # the classic, reproducible run (CI)
 //	go run ./scripts/chaos -orders 150 -seed 1 -all           # every mode of issue 13 at once
@@ -43,7 +43,7 @@ import (
 	"strings"
 	"time"
 
-	"ordersaga/shared/chaos"
+	"ordersaga/shared/checks/chaos"
 )
 
 func main() {

@@ -1,4 +1,4 @@
-// Package consoletest drives the operator console (shared/console) in a real
+// Package consoletest drives the operator console (shared/transport/console) in a real
 // browser — Debian's chromium, headless, through chromedp — against the
 // local runner (scripts/localcloud) started with the local faults. It is its
 // own module so that chromedp never enters the root module's graph.

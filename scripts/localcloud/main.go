@@ -12,7 +12,7 @@ import (
 	"os"
 
 	"ordersaga/scripts/localcloud/runner"
-	"ordersaga/shared/localwiring"
+	"ordersaga/shared/wiring/localwiring"
 )
 
 func main() {

@@ -30,8 +30,8 @@ import (
 	"time"
 
 	ydbschema "ordersaga/schema/ydb"
-	"ordersaga/shared/apperr"
-	"ordersaga/shared/ydbstore"
+	"ordersaga/shared/adapters/ydbstore"
+	"ordersaga/shared/domain/apperr"
 )
 
 // migrator is what run needs of *ydbstore.Store.

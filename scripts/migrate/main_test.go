@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"ordersaga/shared/apperr"
-	"ordersaga/shared/ydbstore"
+	"ordersaga/shared/adapters/ydbstore"
+	"ordersaga/shared/domain/apperr"
 )
 
 // fakeMigrator records how run called it; it stands in for the store, not

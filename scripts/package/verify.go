@@ -115,12 +115,12 @@ func (v verifier) verifyZip(name, path string) ([]string, error) {
 }
 
 // sampleEvents names, per function, the platform sample it is called with
-// (shared/yc/testdata; see its README); dlqredrive gets a console command.
+// (shared/transport/yc/testdata; see its README); dlqredrive gets a console command.
 var sampleEvents = map[string]string{
-	"orderapi":     "shared/yc/testdata/apigw_v1_jwt_get.json",
-	"sagaadvancer": "shared/yc/testdata/queue_snake.json",
-	"outboxrelay":  "shared/yc/testdata/timer.json",
-	"sagarecovery": "shared/yc/testdata/timer.json",
+	"orderapi":     "shared/transport/yc/testdata/apigw_v1_jwt_get.json",
+	"sagaadvancer": "shared/transport/yc/testdata/queue_snake.json",
+	"outboxrelay":  "shared/transport/yc/testdata/timer.json",
+	"sagarecovery": "shared/transport/yc/testdata/timer.json",
 	"dlqredrive":   `{"action":"stats"}`,
 }
 
@@ -138,7 +138,7 @@ func hostEnvironment(name, home string) []string {
 func (v verifier) callOnce(name, so string) (string, error) {
 	event := sampleEvents[name]
 	if event == "" {
-		event = "shared/yc/testdata/timer.json"
+		event = "shared/transport/yc/testdata/timer.json"
 	}
 	dir, err := os.MkdirTemp("", "verify-host-")
 	if err != nil {

@@ -51,9 +51,9 @@ import (
 	"path/filepath"
 	"time"
 
-	"ordersaga/shared/queue"
-	"ordersaga/shared/sqlitequeue"
-	"ordersaga/shared/ymq"
+	"ordersaga/shared/adapters/sqlitequeue"
+	"ordersaga/shared/adapters/ymq"
+	"ordersaga/shared/domain/queue"
 )
 
 type options struct {
@@ -176,7 +176,7 @@ func openQueue(o options) (queue.Queue, queueAdmin, func(), line) {
 			}
 			q, err := sqlitequeue.Open(filepath.Join(dir, "queue.db"))
 			if err != nil {
-				return nil, nil, func() {}, bad("go test ./shared/sqlitequeue/", "embedded queue: %v", err)
+				return nil, nil, func() {}, bad("go test ./shared/adapters/sqlitequeue/", "embedded queue: %v", err)
 			}
 			return q, nil, func() { _ = q.Close(); _ = os.RemoveAll(dir) }, ok("the embedded queue (set ORDERSAGA_SQS_ENDPOINT to rehearse the ymq adapter against the SQS emulator)")
 		}

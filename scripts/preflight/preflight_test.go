@@ -13,7 +13,7 @@ import (
 
 	"google.golang.org/grpc/metadata"
 
-	"ordersaga/shared/sqlitestore"
+	"ordersaga/shared/adapters/sqlitestore"
 )
 
 // The offline rehearsal passes on the embedded queue and a scratch SQLite

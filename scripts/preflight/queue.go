@@ -9,8 +9,8 @@ import (
 
 	"github.com/aws/smithy-go"
 
-	"ordersaga/shared/outbox"
-	"ordersaga/shared/queue"
+	"ordersaga/shared/domain/outbox"
+	"ordersaga/shared/domain/queue"
 )
 
 // queueAdmin is what the queue probe needs beyond the queue port: deleting
@@ -25,8 +25,8 @@ type queueAdmin interface {
 // protocolFix is what to do when Message Queue refuses the wire protocol.
 const protocolFix = "Message Queue refused the AWS JSON 1.0 protocol that github.com/aws/aws-sdk-go-v2/service/sqs " +
 	"v1.42.21 speaks (every call of the functions would fail the same way). Fallback: pin service/sqs to its last " +
-	"Query-protocol release (below v1.27.0) with the aws-sdk-go-v2 core it was released with, in go.mod; shared/ymq uses " +
-	"only the typed API, so it compiles unchanged. Run `go run ./scripts/preflight` again, then `go test ./shared/ymq/` " +
+	"Query-protocol release (below v1.27.0) with the aws-sdk-go-v2 core it was released with, in go.mod; shared/adapters/ymq uses " +
+	"only the typed API, so it compiles unchanged. Run `go run ./scripts/preflight` again, then `go test ./shared/adapters/ymq/` " +
 	"against the emulator (docs/deploy.md, \"If Message Queue refuses the JSON protocol\")"
 
 // protocolRefused reports whether err looks like a server that does not

@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"ordersaga/schema/ydb"
-	"ordersaga/shared/apperr"
-	"ordersaga/shared/sqlitestore"
-	"ordersaga/shared/store"
-	"ordersaga/shared/ydbstore"
+	"ordersaga/shared/adapters/sqlitestore"
+	"ordersaga/shared/adapters/ydbstore"
+	"ordersaga/shared/domain/apperr"
+	"ordersaga/shared/domain/store"
 )
 
 // probeRead opens a read-only session and reads one key no order has.
@@ -52,7 +52,7 @@ func probeYDB(ctx context.Context, r *report, o options) {
 		r.check("ydb.schema", func() line {
 			ms, err := ydbstore.LoadMigrations(ydbschema.FS)
 			if err != nil {
-				return bad("a broken migration file: go test ./shared/ydbstore/", "%v", err)
+				return bad("a broken migration file: go test ./shared/adapters/ydbstore/", "%v", err)
 			}
 			pending, err := st.Migrate(ctx, ms, ydbstore.MigrateOptions{DryRun: true})
 			if err != nil {
@@ -89,7 +89,7 @@ func probeYDB(ctx context.Context, r *report, o options) {
 		if o.scratchDSN == o.dsn {
 			return bad("create a separate database for the suite", "-scratch-dsn is the production database: the suite writes rows there")
 		}
-		return goTest(ctx, o, "./shared/ydbstore/", []string{"YDB_CONNECTION_STRING=" + o.scratchDSN, "YDB_TOKEN=" + o.ydbToken},
+		return goTest(ctx, o, "./shared/adapters/ydbstore/", []string{"YDB_CONNECTION_STRING=" + o.scratchDSN, "YDB_TOKEN=" + o.ydbToken},
 			"migrations applied to the scratch database and the whole storetest suite passed on it")
 	})
 }
@@ -117,7 +117,7 @@ func migrateScratch(ctx context.Context, o options) line {
 	defer st.Close()
 	ms, err := ydbstore.LoadMigrations(ydbschema.FS)
 	if err != nil {
-		return bad("a broken migration file: go test ./shared/ydbstore/", "%v", err)
+		return bad("a broken migration file: go test ./shared/adapters/ydbstore/", "%v", err)
 	}
 	applied, err := st.Migrate(ctx, ms, ydbstore.MigrateOptions{})
 	if err != nil {
@@ -139,7 +139,7 @@ func probeSQLite(ctx context.Context, r *report, o options) {
 	l := r.check("store.migrate", func() line {
 		st, err = sqlitestore.Open(ctx, filepath.Join(dir, "scratch.db"), sqlitestore.Options{})
 		if err != nil {
-			return bad("go test ./shared/sqlitestore/", "open and migrate a scratch SQLite file: %v", err)
+			return bad("go test ./shared/adapters/sqlitestore/", "open and migrate a scratch SQLite file: %v", err)
 		}
 		return ok("a scratch SQLite file opened and migrated")
 	})
@@ -152,7 +152,7 @@ func probeSQLite(ctx context.Context, r *report, o options) {
 		if !o.storetest {
 			return line{Verdict: skip, Detail: "pass -storetest to run the SQLite conformance suite here (scripts/test.sh runs it with every package)"}
 		}
-		return goTest(ctx, o, "./shared/sqlitestore/", nil, "the whole storetest suite passed on SQLite")
+		return goTest(ctx, o, "./shared/adapters/sqlitestore/", nil, "the whole storetest suite passed on SQLite")
 	})
 }
 

@@ -10,8 +10,8 @@ import (
 	ydbmeta "github.com/ydb-platform/ydb-go-sdk/v3/meta"
 	"google.golang.org/grpc/metadata"
 
-	"ordersaga/shared/order"
-	"ordersaga/shared/store"
+	"ordersaga/shared/domain/order"
+	"ordersaga/shared/domain/store"
 )
 
 // unitsCounter sums the request units YDB reports in its responses'

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"os"
 
-	"ordersaga/shared/queue"
-	"ordersaga/shared/ymq"
+	"ordersaga/shared/adapters/ymq"
+	"ordersaga/shared/domain/queue"
 )
 
 // YMQSender sends to a Message Queue queue through the ymq adapter, with

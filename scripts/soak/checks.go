@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-	"ordersaga/shared/paymentsim"
+	"ordersaga/shared/adapters/paymentsim"
 )
 
 // result is one guarantee checked at the end of the run.

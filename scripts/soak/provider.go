@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"ordersaga/shared/paymentsim"
+	"ordersaga/shared/adapters/paymentsim"
 )
 
 // provider is the payment provider the runner calls (PAYMENT_PROVIDER_URL):

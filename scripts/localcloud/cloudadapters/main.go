@@ -16,12 +16,12 @@ import (
 	"os"
 
 	"ordersaga/scripts/localcloud/runner"
-	"ordersaga/shared/app"
-	"ordersaga/shared/cloudwiring"
-	"ordersaga/shared/config"
-	"ordersaga/shared/localwiring"
-	"ordersaga/shared/queue"
-	"ordersaga/shared/store"
+	"ordersaga/shared/domain/queue"
+	"ordersaga/shared/domain/store"
+	"ordersaga/shared/kit/config"
+	"ordersaga/shared/wiring/app"
+	"ordersaga/shared/wiring/cloudwiring"
+	"ordersaga/shared/wiring/localwiring"
 )
 
 func main() {

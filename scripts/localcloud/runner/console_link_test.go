@@ -3,7 +3,7 @@ package runner
 import (
 	"testing"
 
-	"ordersaga/shared/identity"
+	"ordersaga/shared/transport/identity"
 )
 
 // The startup lines' console link signs in with the first admin token of

@@ -16,9 +16,9 @@ import (
 	"testing"
 	"time"
 
-	"ordersaga/shared/config"
-	"ordersaga/shared/outbox"
-	"ordersaga/shared/triggers"
+	"ordersaga/shared/domain/outbox"
+	"ordersaga/shared/kit/config"
+	"ordersaga/shared/wiring/triggers"
 )
 
 func TestReview3PublishFaultKeepsOrderEventRowsPending(t *testing.T) {

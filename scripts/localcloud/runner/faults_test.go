@@ -9,11 +9,11 @@ import (
 	"strings"
 	"testing"
 
-	"ordersaga/shared/app"
-	"ordersaga/shared/config"
-	"ordersaga/shared/handlers"
-	"ordersaga/shared/localwiring"
-	"ordersaga/shared/triggers"
+	"ordersaga/shared/kit/config"
+	"ordersaga/shared/wiring/app"
+	"ordersaga/shared/wiring/handlers"
+	"ordersaga/shared/wiring/localwiring"
+	"ordersaga/shared/wiring/triggers"
 )
 
 // newFaultApp builds an App on a fresh SQLite file with the faults' port

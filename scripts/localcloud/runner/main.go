@@ -25,11 +25,11 @@ import (
 	"syscall"
 	"time"
 
-	"ordersaga/shared/app"
-	"ordersaga/shared/config"
-	"ordersaga/shared/handlers"
-	"ordersaga/shared/identity"
-	"ordersaga/shared/triggers"
+	"ordersaga/shared/kit/config"
+	"ordersaga/shared/transport/identity"
+	"ordersaga/shared/wiring/app"
+	"ordersaga/shared/wiring/handlers"
+	"ordersaga/shared/wiring/triggers"
 )
 
 // Command describes one build of the runner.

@@ -6,8 +6,8 @@ import (
 	"net/http"
 	"strings"
 
-	"ordersaga/shared/apperr"
-	"ordersaga/shared/queue"
+	"ordersaga/shared/domain/apperr"
+	"ordersaga/shared/domain/queue"
 )
 
 // sendHTTP is the console's (or `aws sqs send-message`'s) "send a message

@@ -12,12 +12,12 @@ import (
 	"strings"
 	"testing"
 
-	"ordersaga/shared/app"
-	"ordersaga/shared/config"
-	"ordersaga/shared/handlers"
-	"ordersaga/shared/localwiring"
-	"ordersaga/shared/queue"
-	"ordersaga/shared/triggers"
+	"ordersaga/shared/domain/queue"
+	"ordersaga/shared/kit/config"
+	"ordersaga/shared/wiring/app"
+	"ordersaga/shared/wiring/handlers"
+	"ordersaga/shared/wiring/localwiring"
+	"ordersaga/shared/wiring/triggers"
 )
 
 // POST /_queues/{queue} sends one message to a queue of triggers.yaml, as

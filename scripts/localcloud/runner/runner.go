@@ -12,13 +12,13 @@ import (
 
 	"github.com/google/uuid"
 
-	"ordersaga/shared/app"
-	"ordersaga/shared/handlers"
-	"ordersaga/shared/mqtrigger"
-	"ordersaga/shared/queue"
-	"ordersaga/shared/selfcheck"
-	"ordersaga/shared/triggers"
-	"ordersaga/shared/yc"
+	"ordersaga/shared/app/selfcheck"
+	"ordersaga/shared/domain/queue"
+	"ordersaga/shared/transport/mqtrigger"
+	"ordersaga/shared/transport/yc"
+	"ordersaga/shared/wiring/app"
+	"ordersaga/shared/wiring/handlers"
+	"ordersaga/shared/wiring/triggers"
 )
 
 // maxInvokeBytes is the platform's request size limit (3.5 MB).
@@ -188,7 +188,7 @@ func (rt *runner) timerLoop(ctx context.Context, t triggers.Timer, fn handlers.F
 	}
 }
 
-// queueLoop plays the Message Queue trigger (shared/mqtrigger): receive a
+// queueLoop plays the Message Queue trigger (shared/transport/mqtrigger): receive a
 // batch, invoke the function with the trigger's envelope, delete the batch on
 // success, leave it for redelivery (and, after max_receive_count, the DLQ) on
 // error; up to mqtrigger.DefaultConcurrency invocations run at once, as

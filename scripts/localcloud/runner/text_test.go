@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"ordersaga/shared/config"
-	"ordersaga/shared/triggers"
+	"ordersaga/shared/kit/config"
+	"ordersaga/shared/wiring/triggers"
 )
 
 // TestRunnerRefusesKeysThatAreNotUTF8: through the local runner's API path

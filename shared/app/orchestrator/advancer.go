@@ -1,0 +1,552 @@
+package orchestrator
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"ordersaga/shared/domain/apperr"
+	"ordersaga/shared/domain/dlq"
+	"ordersaga/shared/domain/outbox"
+	"ordersaga/shared/domain/saga"
+	"ordersaga/shared/domain/store"
+	"ordersaga/shared/kit/config"
+	"ordersaga/shared/kit/resilience"
+)
+
+// InboxConsumer is the advancer's consumer name in the inbox table.
+const InboxConsumer = "sagaadvancer"
+
+// Advancer carries sagas forward one step per saga.advance message (or
+// several, chained). It is built once by NewAdvancer and is safe for
+// concurrent use; nothing of its configuration changes after construction.
+type Advancer struct {
+	c AdvancerConfig
+
+	// Fault is a test hook: when it returns an error, the step or
+	// compensation fails with it instead of running.
+	Fault func(step string, dir saga.Direction) error
+	// AfterStep is a test hook called after a step's external effect and
+	// before the saga is saved: an error simulates a crash (Handle returns
+	// it at once; a lease taken stays taken until it expires). For a step
+	// that runs inside its save transaction and is its message's first,
+	// it is called before that transaction, for the step the command
+	// names.
+	AfterStep func(step string, dir saga.Direction) error
+}
+
+// AdvancerConfig configures an Advancer. Store, Inventory and Payments are
+// required; every other zero field takes its default (the Default*
+// constants; those that have a setting are config.Default()'s).
+type AdvancerConfig struct {
+	Store     store.Store
+	Inventory Inventory
+	Payments  Payments
+	// Dispatcher, if set, publishes the rows each step writes right after
+	// commit; without it the relay alone publishes them.
+	Dispatcher Dispatcher
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// NewID makes outbox and dead-letter ids (default: random 128-bit hex).
+	NewID func() string
+	// Backoff spaces a step's retries (full jitter; default
+	// DefaultBackoffBase doubling to DefaultBackoffCap).
+	Backoff resilience.Backoff
+	// OutageBound is how long one step (or compensation) waits for a
+	// dependency that is down — its call refused by the open circuit
+	// breaker (or a full bulkhead), or failed with the breaker open after
+	// it — without spending its attempts, counted from the step's first
+	// such wait; each wait lasts the breaker's RetryIn (default
+	// DefaultOutageBound).
+	OutageBound time.Duration
+	// Lease keeps other advancers off a saga while one step runs; it must
+	// exceed the longest step timeout (default DefaultLease; CheckLease).
+	Lease time.Duration
+	// InboxTTL is how long processed message ids are remembered (default
+	// DefaultInboxTTL; keep it above the queue's retention).
+	InboxTTL time.Duration
+	// DispatchLease keeps the relay off rows being dispatched (default
+	// DefaultDispatchLease; 0 without a Dispatcher).
+	DispatchLease time.Duration
+	// DispatchTimeout bounds the fast path (default DefaultDispatchTimeout).
+	DispatchTimeout time.Duration
+	// Shards is the number of outbox shards (default DefaultShards).
+	Shards int
+	// Owner names this advancer in leases (e.g. the function instance;
+	// default InboxConsumer).
+	Owner string
+	// Steps is the executable step table (default CreateOrderSaga).
+	Steps Steps
+	// LoopLimit is the number of redrives after which a saga that fails
+	// again is flagged for manual handling (dlq.Record; default
+	// dlq.DefaultLoopLimit).
+	LoopLimit int
+	// Log is the logger (default slog.Default()).
+	Log   *slog.Logger
+	Hooks Hooks
+	// MaxChainSteps bounds the steps one delivered message runs in place
+	// (step chaining, see Handle; default DefaultMaxChainSteps; negative:
+	// one step per message, no chaining).
+	MaxChainSteps int
+	// ChainBudget bounds the time one message keeps running chained steps
+	// (default DefaultChainBudget); the context's deadline bounds it too.
+	ChainBudget time.Duration
+}
+
+// Defaults of AdvancerConfig. Those with a setting are config.Default()'s.
+const (
+	DefaultLease           = config.DefaultSagaLease       // SAGA_LEASE
+	DefaultBackoffBase     = config.DefaultSagaBackoffBase // SAGA_BACKOFF_BASE
+	DefaultBackoffCap      = config.DefaultSagaBackoffCap  // SAGA_BACKOFF_CAP
+	DefaultInboxTTL        = config.DefaultInboxTTL        // INBOX_TTL
+	DefaultDispatchLease   = config.DefaultDispatchLease
+	DefaultDispatchTimeout = config.DefaultDispatchTimeout
+	DefaultShards          = config.DefaultShards // OUTBOX_SHARDS
+	// DefaultMaxChainSteps bounds the steps one message runs (forward and
+	// compensation of CreateOrderSaga together are 8).
+	DefaultMaxChainSteps = 16
+	// DefaultChainBudget is how long one message may keep running chained steps.
+	DefaultChainBudget = 10 * time.Second
+)
+
+// NewAdvancer builds an Advancer from cfg with its defaults applied.
+// Errors: Invalid when a required port is missing, the backoff's cap is
+// below its base, or a step of the table lacks an action.
+func NewAdvancer(cfg AdvancerConfig) (*Advancer, error) {
+	cfg.setDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return &Advancer{c: cfg}, nil
+}
+
+// Config returns the advancer's configuration with its defaults applied
+// (to build another advancer like it).
+func (a *Advancer) Config() AdvancerConfig { return a.c }
+
+func (c *AdvancerConfig) setDefaults() {
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.NewID == nil {
+		c.NewID = randomID
+	}
+	setDuration(&c.Backoff.Base, DefaultBackoffBase)
+	setDuration(&c.Backoff.Cap, DefaultBackoffCap)
+	setDuration(&c.OutageBound, DefaultOutageBound)
+	setDuration(&c.Lease, DefaultLease)
+	setDuration(&c.InboxTTL, DefaultInboxTTL)
+	setDuration(&c.DispatchLease, DefaultDispatchLease)
+	if c.Dispatcher == nil {
+		c.DispatchLease = 0 // nobody dispatches: the relay may take every row at once
+	}
+	setDuration(&c.DispatchTimeout, DefaultDispatchTimeout)
+	if c.Shards <= 0 {
+		c.Shards = DefaultShards
+	}
+	if c.Owner == "" {
+		c.Owner = InboxConsumer
+	}
+	if len(c.Steps) == 0 {
+		c.Steps = CreateOrderSaga
+	}
+	if c.LoopLimit <= 0 {
+		c.LoopLimit = dlq.DefaultLoopLimit
+	}
+	if c.Log == nil {
+		c.Log = slog.Default()
+	}
+	switch {
+	case c.MaxChainSteps < 0:
+		c.MaxChainSteps = 1
+	case c.MaxChainSteps == 0:
+		c.MaxChainSteps = DefaultMaxChainSteps
+	}
+	setDuration(&c.ChainBudget, DefaultChainBudget)
+}
+
+func (c *AdvancerConfig) validate() error {
+	switch {
+	case c.Store == nil || c.Inventory == nil || c.Payments == nil:
+		return apperr.New(apperr.Invalid, "orchestrator: the advancer needs a Store, an Inventory and a Payments participant")
+	case c.Backoff.Cap < c.Backoff.Base:
+		return apperr.New(apperr.Invalid, "orchestrator: saga backoff cap %s is below its base %s", c.Backoff.Cap, c.Backoff.Base)
+	}
+	return c.Steps.validate()
+}
+
+// validate refuses a step table with a step or compensation that has no
+// action, or both kinds of action.
+func (s Steps) validate() error {
+	for _, st := range s {
+		for _, act := range []Action{st.Do, st.Undo} {
+			if (act.Call == nil) == (act.InTx == nil) {
+				return apperr.New(apperr.Invalid, "orchestrator: step %q needs exactly one action (Call or InTx) each way", st.Name)
+			}
+		}
+	}
+	return nil
+}
+
+// setDuration sets *d to def unless it is positive.
+func setDuration(d *time.Duration, def time.Duration) {
+	if *d <= 0 {
+		*d = def
+	}
+}
+
+// errLostLease and errDuplicate roll the save transaction back.
+var (
+	errLostLease = errors.New("orchestrator: saga lease lost")
+	errDuplicate = errors.New("orchestrator: message already processed")
+)
+
+// Handle processes one saga.advance message: it takes the saga's lease, runs
+// one step or compensation, and saves the result, the step log line, the
+// inbox entry and the next command in one transaction; then it dispatches
+// the new rows.
+//
+// Step chaining: when the next step is due at once (no backoff, no breaker
+// wait) and the invocation's budget allows (MaxChainSteps, ChainBudget, the
+// context's deadline), the saga keeps its lease and Handle runs the next
+// step in place. A next step that touches only the store (an InTx action)
+// is saved in the same transaction as the step before it (saveIn: no
+// external call lies between the two saves, so nothing is lost by not
+// committing in between); any other runs in its own transaction as above,
+// with the command row the previous save wrote standing in for the message
+// (its id goes into the step log, and the row is marked published in that
+// step's transaction). That row is written leased to this advancer for one
+// lease and not dispatched, so it reaches the queue only if the advancer
+// dies: a crash between or during chained steps is resumed about one lease
+// later, from the last saved step.
+//
+// A nil error means the message may be acknowledged, whatever the Status. An
+// error (Transient or Internal: the store failed, or a simulated crash)
+// means it must not be: the queue delivers it again after its visibility
+// timeout and the step is re-run idempotently. Safe for concurrent use.
+func (a *Advancer) Handle(ctx context.Context, m Message) (Result, error) {
+	cmd, err := saga.DecodeCommand(m.Body)
+	if err != nil {
+		a.c.Log.Error("malformed saga command acknowledged", "outbox_event_id", m.EventID, "error", err)
+		return a.done(Result{Status: StatusMalformed}), nil
+	}
+	start := time.Now()
+	var inst saga.Instance
+	var res Result
+	var next *chainNext
+	n := 1
+	// carry(k): the invocation may run step n+k of this Handle in place.
+	carry := func(k int) bool { return a.mayChain(ctx, start, n+k) }
+	if run, ok := a.inTxRun(ctx, cmd); ok {
+		// The step runs inside its save transaction: the token check, the
+		// step and its save are one transaction, with no lease of its own.
+		res, next, err = a.firstInTx(ctx, cmd, run, m, carry)
+		if err != nil {
+			return res, err
+		}
+		if next == nil {
+			return a.ack(res, cmd, m), nil
+		}
+		n += 1 + next.folded
+	} else {
+		inst, res, err = a.acquire(ctx, cmd)
+		if err != nil {
+			return Result{SagaID: cmd.SagaID}, err
+		}
+		if res.Status != "" {
+			return a.ack(res, cmd, m), nil
+		}
+	}
+	var consumed *outbox.Event
+	var known Known
+	for ; ; n++ {
+		if next != nil {
+			row := next.row
+			inst, consumed, known = next.inst, &row, next.known
+			m = Message{EventID: row.ID, Body: row.Payload, Attributes: row.Attributes()}
+		}
+		res, next, err = a.step(ctx, inst, known, m, consumed, carry)
+		if err != nil || next == nil {
+			if err != nil && consumed != nil && !errors.Is(err, errCrash) {
+				// The delivered message was saved long ago; the row of the
+				// failed chained step is released to the relay.
+				a.c.Log.Warn("chained saga step failed; the relay resumes it", "saga_id", inst.ID, "error", err)
+				return a.done(res), nil
+			}
+			if err != nil {
+				return res, err
+			}
+			return a.done(res), nil
+		}
+		n += next.folded
+	}
+}
+
+// ack logs a message acknowledged without work (res.Status other than
+// processed) and counts it.
+func (a *Advancer) ack(res Result, cmd saga.Command, m Message) Result {
+	if res.Status != StatusProcessed {
+		a.c.Log.Debug("saga command acknowledged", "saga_id", cmd.SagaID, "status", res.Status,
+			"token", fmt.Sprintf("%s/%d/%d", cmd.State, cmd.Step, cmd.Attempt), "event_id", m.EventID)
+	}
+	return a.done(res)
+}
+
+// errCrash marks an AfterStep error (a simulated crash): the process is
+// gone, so nothing is released.
+var errCrash = errors.New("orchestrator: simulated crash")
+
+// step runs and saves one step of inst (the saga as leased by this
+// advancer) for message m; see Handle.
+func (a *Advancer) step(ctx context.Context, inst saga.Instance, known Known, m Message, consumed *outbox.Event, carry func(int) bool) (Result, *chainNext, error) {
+	run := a.run(ctx, inst)
+	if err := a.afterStep(inst.ID, run); err != nil {
+		return Result{SagaID: inst.ID, Step: run.name, Direction: run.dir}, nil, err
+	}
+	s, err := a.save(ctx, inst, known, run, m, consumed, carry)
+	switch {
+	case errors.Is(err, errLostLease):
+		s.res.Status = StatusLostLease
+		a.c.Log.Warn("saga lease lost before save; another advancer owns the step", "saga_id", inst.ID, "step", run.name)
+		return s.res, nil, nil
+	case errors.Is(err, errDuplicate):
+		s.res.Status = StatusDuplicate
+		a.releaseLease(ctx, inst, consumed)
+		return s.res, nil, nil
+	case err != nil:
+		a.releaseLease(ctx, inst, consumed)
+		return s.res, nil, err
+	}
+	a.saved(ctx, s, m)
+	return s.res, s.next, nil
+}
+
+// afterStep calls the AfterStep hook (a simulated crash: errCrash).
+func (a *Advancer) afterStep(sagaID string, run stepRun) error {
+	if a.AfterStep == nil {
+		return nil
+	}
+	if err := a.AfterStep(run.name, run.dir); err != nil {
+		return fmt.Errorf("%w: %w", errCrash, err)
+	}
+	return nil
+}
+
+// saved observes a committed step and dispatches the rows it wrote.
+func (a *Advancer) saved(ctx context.Context, s saved, m Message) {
+	for _, f := range s.folded {
+		a.observe(f.cur, f.run, f.d, m)
+	}
+	a.observe(s.cur, s.run, s.d, m)
+	if len(s.events) > 0 && a.c.Dispatcher != nil {
+		dctx, cancel := context.WithTimeout(ctx, a.c.DispatchTimeout)
+		a.c.Dispatcher.Dispatch(dctx, s.events)
+		cancel()
+	}
+}
+
+// inTxRun prepares the step cmd names when its action runs inside the save
+// transaction (create_order, reserve_inventory, confirm_order, cancel_order
+// and confirm_order's compensation): such a step has no effect outside the
+// store, so the Fault hook is its only part that runs before the
+// transaction. ok is false for a step that calls a participant (it takes
+// the lease first, see acquire) and for an impossible step.
+func (a *Advancer) inTxRun(ctx context.Context, cmd saga.Command) (stepRun, bool) {
+	steps := a.c.Steps
+	dir := saga.PhaseOf(cmd.State)
+	if cmd.Step >= len(steps) || steps.action(cmd.Step, dir).InTx == nil {
+		return stepRun{}, false
+	}
+	return a.run(ctx, saga.Instance{ID: cmd.SagaID, State: cmd.State, Step: cmd.Step}), true
+}
+
+// firstInTx handles the first step of a message when that step runs inside
+// its save transaction: one transaction checks the command's token against
+// the saga (as acquire does), runs the step and saves it (saveIn), so the
+// step costs no lease transaction. A concurrent advancer cannot run the
+// step twice: the lease is checked in the same serializable transaction
+// that writes the step's outcome and the new token, so of two such
+// transactions only one commits; the other fails, re-runs, and finds the
+// token moved (stale) or the lease taken (busy). With carry the save takes
+// the lease for the next step (chaining), exactly as a leased step's save.
+func (a *Advancer) firstInTx(ctx context.Context, cmd saga.Command, run stepRun, m Message, carry func(int) bool) (Result, *chainNext, error) {
+	if err := a.afterStep(cmd.SagaID, run); err != nil {
+		return Result{SagaID: cmd.SagaID, Step: run.name, Direction: run.dir}, nil, err
+	}
+	now := a.now()
+	id := a.ids()
+	var s saved
+	err := a.c.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		cur, res, err := a.check(ctx, tx, cmd, now)
+		s = saved{res: res}
+		if err != nil || res.Status != "" {
+			return err
+		}
+		s, err = a.saveIn(ctx, tx, cur, Known{}, run, m, nil, carry, id, now)
+		return err
+	})
+	switch {
+	case errors.Is(err, errDuplicate):
+		return Result{Status: StatusDuplicate, SagaID: cmd.SagaID}, nil, nil
+	case errors.Is(err, errLostLease) || apperr.Is(err, apperr.Conflict):
+		// Another advancer wrote the saga between our read and write.
+		return Result{Status: StatusBusy, SagaID: cmd.SagaID}, nil, nil
+	case err != nil:
+		return Result{SagaID: cmd.SagaID, Step: run.name, Direction: run.dir}, nil, err
+	case s.res.Status != StatusProcessed:
+		return s.res, nil, nil
+	}
+	a.saved(ctx, s, m)
+	return s.res, s.next, nil
+}
+
+// mayChain reports whether the invocation may run step n (1-based) of this
+// Handle in place: within MaxChainSteps and ChainBudget, and with time left
+// before the context's deadline for the longest step and its save.
+func (a *Advancer) mayChain(ctx context.Context, start time.Time, n int) bool {
+	if n >= a.c.MaxChainSteps || time.Since(start) >= a.c.ChainBudget {
+		return false
+	}
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < a.c.Steps.Table().LongestTimeout()+2*time.Second {
+		return false
+	}
+	return true
+}
+
+// acquire takes the saga's lease if the command is current. It returns a
+// non-empty res.Status when the message is to be acknowledged without work.
+func (a *Advancer) acquire(ctx context.Context, cmd saga.Command) (saga.Instance, Result, error) {
+	var inst saga.Instance
+	var res Result
+	err := a.c.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		now := a.now()
+		cur, r, err := a.check(ctx, tx, cmd, now)
+		res = r
+		if err != nil || res.Status != "" {
+			return err
+		}
+		prev := cur.Version
+		cur.LeaseOwner, cur.LeaseUntil = a.c.Owner, now.Add(a.c.Lease)
+		if cur.State == saga.StatePending {
+			cur.State = saga.StateRunning
+		}
+		cur.UpdatedAt, cur.Version = now, prev+1
+		inst = cur
+		return tx.UpdateSaga(ctx, cur, prev)
+	})
+	if apperr.Is(err, apperr.Conflict) {
+		// Another advancer changed the saga between our read and write.
+		return saga.Instance{}, Result{Status: StatusBusy, SagaID: cmd.SagaID}, nil
+	}
+	return inst, res, err
+}
+
+// check reads the saga cmd is for and reports, in res.Status, why the
+// message is to be acknowledged without work: no such saga, finished,
+// stale token, or leased by another advancer. An empty Status means cur
+// may run its step.
+func (a *Advancer) check(ctx context.Context, tx store.Tx, cmd saga.Command, now time.Time) (saga.Instance, Result, error) {
+	res := Result{SagaID: cmd.SagaID}
+	cur, err := tx.GetSaga(ctx, cmd.SagaID)
+	switch {
+	case apperr.Is(err, apperr.NotFound):
+		res.Status = StatusUnknown
+	case err != nil:
+		return cur, res, err
+	case cur.State.Finished():
+		res.Status, res.State = StatusFinished, cur.State
+	case !cmd.Matches(cur):
+		res.Status, res.State = StatusStale, cur.State
+	case cur.LeaseUntil.After(now):
+		res.Status, res.State = StatusBusy, cur.State
+	case cur.Step < 0 || cur.Step >= len(a.c.Steps):
+		return cur, res, apperr.New(apperr.Internal, "saga %s is at step %d of %d", cur.ID, cur.Step, len(a.c.Steps))
+	}
+	return cur, res, nil
+}
+
+// releaseLease frees a lease we hold after a failed save (best effort), so
+// the redelivered message need not wait for the lease to lapse. For a
+// chained step it also frees the lease on the command row that stood in for
+// the message, so the relay publishes it at once.
+func (a *Advancer) releaseLease(ctx context.Context, inst saga.Instance, consumed *outbox.Event) {
+	err := a.c.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		cur, err := tx.GetSaga(ctx, inst.ID)
+		if err != nil || cur.Version != inst.Version {
+			return err
+		}
+		prev := cur.Version
+		cur.LeaseOwner, cur.LeaseUntil, cur.Version = "", time.Time{}, prev+1
+		if err := tx.UpdateSaga(ctx, cur, prev); err != nil {
+			return err
+		}
+		if consumed == nil {
+			return nil
+		}
+		e, err := tx.GetOutbox(ctx, consumed.ID)
+		if err != nil || e.Status != outbox.StatusPending || e.LeaseOwner != a.c.Owner {
+			return err
+		}
+		ev := e.Version
+		e.LeaseOwner, e.LeaseUntil, e.Version = "", time.Time{}, ev+1
+		return tx.UpdateOutbox(ctx, e, ev)
+	})
+	if err != nil {
+		a.c.Log.Warn("could not release saga lease; it lapses on its own", "saga_id", inst.ID, "error", err)
+	}
+}
+
+// observe logs a saved step and feeds the metric hooks.
+func (a *Advancer) observe(inst saga.Instance, run stepRun, d decision, m Message) {
+	h := a.c.Hooks
+	if h.OnStep != nil {
+		h.OnStep(run.name, run.dir, d.outcome)
+	}
+	if run.dir == saga.Compensate && h.OnCompensation != nil {
+		h.OnCompensation(run.name, d.outcome)
+	}
+	if d.gaveUp && h.OnDeadLetter != nil {
+		h.OnDeadLetter(d.kind)
+	}
+	if d.next.State.Finished() && h.OnFinished != nil {
+		h.OnFinished(d.next.Type, d.next.State, d.next.FinishedAt.Sub(d.next.CreatedAt))
+	}
+	lvl := slog.LevelInfo
+	if d.gaveUp || d.outcome == saga.OutcomeGaveUp {
+		lvl = slog.LevelError
+	} else if run.err != nil {
+		lvl = slog.LevelWarn
+	}
+	attrs := []any{"saga_id", inst.ID, "order_id", inst.Data.OrderID, "idempotency_key", inst.CorrelationID,
+		"step", run.name, "direction", run.dir, "outcome", d.outcome, "attempt", inst.Attempts + 1,
+		"state", d.next.State, "duration_ms", run.duration.Milliseconds(), "outbox_event_id", m.EventID,
+		"receive_count", m.ReceiveCount}
+	if run.err != nil {
+		attrs = append(attrs, "error", run.err)
+	}
+	a.c.Log.Log(context.Background(), lvl, "saga step", attrs...)
+}
+
+func (a *Advancer) done(r Result) Result {
+	if a.c.Hooks.OnMessage != nil {
+		a.c.Hooks.OnMessage(r.Status)
+	}
+	return r
+}
+
+func (a *Advancer) participants() Participants {
+	return Participants{Inventory: a.c.Inventory, Payments: a.c.Payments}
+}
+
+func (a *Advancer) now() time.Time { return a.c.Now().UTC() }
+
+// randomID returns 128 random bits in hex: the one NewID default.
+func randomID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails on supported platforms
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,348 @@
+package orchestrator
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"ordersaga/shared/domain/apperr"
+	"ordersaga/shared/domain/order"
+	"ordersaga/shared/domain/outbox"
+	"ordersaga/shared/domain/saga"
+	"ordersaga/shared/domain/store"
+	"ordersaga/shared/kit/textcut"
+)
+
+// saved is what a step's save transaction recorded.
+type saved struct {
+	cur    saga.Instance // the saga the (last) step ran on
+	res    Result
+	run    stepRun // with an InTx action's outcome (only known in the transaction)
+	d      decision
+	events []outbox.Event // rows to dispatch after commit
+	next   *chainNext     // the step left leased to this advancer (chaining)
+	// folded are the steps saved in this transaction before the last one
+	// (see saveIn), in order.
+	folded []foldedStep
+}
+
+// foldedStep is a step saved in the transaction of the step after it.
+type foldedStep struct {
+	cur saga.Instance
+	run stepRun
+	d   decision
+}
+
+// save records one step outcome of inst (the saga as this advancer last
+// wrote it: its lease, or the previous chained step's save) in one
+// transaction (saveIn). A concurrent writer of the saga fails it with
+// errLostLease.
+func (a *Advancer) save(ctx context.Context, inst saga.Instance, known Known, run stepRun, m Message, consumed *outbox.Event, carry func(int) bool) (saved, error) {
+	now := a.now()
+	id := a.ids()
+	var s saved
+	err := a.c.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		var err error
+		s, err = a.saveIn(ctx, tx, inst, known, run, m, consumed, carry, id, now)
+		return err
+	})
+	if apperr.Is(err, apperr.Conflict) && a.moved(ctx, inst) {
+		// Another write conflicted first (an order the new lease holder
+		// changed): the cause is still the lost lease.
+		err = errLostLease
+	}
+	if err != nil {
+		return saved{cur: inst, res: Result{SagaID: inst.ID, Step: run.name, Direction: run.dir}, run: run}, err
+	}
+	return s, nil
+}
+
+// ids are generated before the save transaction, which may run more than
+// once: every run of it writes the same ids. extra holds the ids of
+// folded steps and of their order events, made on first use; runs holds
+// the runs of folded steps (Advancer.run: the Fault hook), prepared on
+// first use, so every run of the transaction folds the same steps.
+type ids struct {
+	advance, orderEvent, deadLetter string
+	extra                           *[]string
+	newID                           func() string
+	runs                            map[string]stepRun
+}
+
+func (a *Advancer) ids() ids {
+	return ids{advance: a.c.NewID(), orderEvent: a.c.NewID(), deadLetter: a.c.NewID(), extra: new([]string), newID: a.c.NewID,
+		runs: map[string]stepRun{}}
+}
+
+// run is a.run(ctx, inst) for the k-th folded step, prepared once.
+func (i ids) run(ctx context.Context, a *Advancer, k int, inst saga.Instance) stepRun {
+	key := fmt.Sprintf("%d/%s/%d/%d", k, inst.State, inst.Step, inst.Attempts)
+	r, ok := i.runs[key]
+	if !ok {
+		r = a.run(ctx, inst)
+		i.runs[key] = r
+	}
+	return r
+}
+
+// nth is the k-th extra id (0-based), the same on every run of the transaction.
+func (i ids) nth(k int) string {
+	for len(*i.extra) <= k {
+		*i.extra = append(*i.extra, i.newID())
+	}
+	return (*i.extra)[k]
+}
+
+// folds reports whether the step next (a saga left leased to this
+// advancer, due now) is saved in the transaction of the step before it:
+// its action runs inside a save transaction (it touches only the store),
+// so no external call lies between the two saves. With the AfterStep hook
+// set every step is saved on its own, since the hook stands for a crash
+// between a step and its save, outside any transaction.
+func (a *Advancer) folds(next saga.Instance) bool {
+	if a.AfterStep != nil || next.Step < 0 || next.Step >= len(a.c.Steps) {
+		return false
+	}
+	dir := saga.Forward
+	if next.State == saga.StateCompensating {
+		dir = saga.Compensate
+	}
+	return a.c.Steps.action(next.Step, dir).InTx != nil
+}
+
+// saveIn records one step outcome in tx: it runs an InTx action, applies
+// the transition, claims a delivered message in the inbox, appends the step log,
+// writes the next command and any order event, and on give-up fails the
+// order and writes a dead letter.
+//
+// cur is the saga as this transaction or this invocation last saw it: it
+// is not read again. The version guard of UpdateSaga detects any other
+// writer (errLostLease) and rolls everything back. known holds the rows
+// earlier chained steps committed (see Known); the rows this step leaves
+// go to the next step with s.next.
+//
+// consumed, when set, is the command row the step ran for in place (step
+// chaining: m was never delivered): it is marked published here, in the
+// step's own transaction, unless the relay already published it, and it
+// takes no inbox entry (the token this save moves makes any copy stale).
+// With carry(k) true (the invocation may run k more steps after this one), a
+// saga whose next step is due at once keeps its lease. When that next step
+// runs inside a save transaction too (folds), it runs here, in the same
+// transaction, and so on: the saga row, the inbox entry and the next
+// command are written once, for the last step, with one step-log line per
+// step (a folded step's line names the id of the command it stood for,
+// which is never written) and each step's order event. Otherwise the next
+// command is written leased to this advancer and not dispatched: next is
+// returned, and the caller runs that step in place. If the caller dies,
+// the row is published when its lease lapses, so the saga resumes.
+func (a *Advancer) saveIn(ctx context.Context, tx store.Tx, cur saga.Instance, known Known, run stepRun, m Message, consumed *outbox.Event, carry func(int) bool, id ids, now time.Time) (saved, error) {
+	s := saved{cur: cur, run: run} // afresh on every run of the transaction
+	expected := cur.Version
+	logMsg := m // the message the step's log line names
+	var changes []*orderChange
+	var d decision
+	var chained bool
+	var seq int
+	for fold := 0; ; fold++ {
+		r := &s.run
+		var change *orderChange
+		var err error
+		if r.inTx != nil {
+			if change, err = runInTx(ctx, tx, a.participants(), &known, s.cur, r, now); err != nil {
+				return s, err
+			}
+		}
+		d = decide(s.cur, a.c.Steps.Table(), *r, now, retryPolicy{backoff: a.c.Backoff, outage: a.c.OutageBound})
+		chained = carry(fold) && d.cmd != nil && !d.next.NextAttemptAt.After(now)
+		if chained {
+			// The save keeps the lease for the next step: no lease
+			// transaction per chained step.
+			d.next.LeaseOwner, d.next.LeaseUntil = a.c.Owner, now.Add(a.c.Lease)
+		}
+		if d.gaveUp {
+			if change, err = failOrder(ctx, tx, d.next, "compensation failed: "+d.next.LastError, now); err != nil {
+				return s, err
+			}
+			known.order = nil
+			if err := deadLetter(ctx, tx, d.next, d.kind, chain(s.cur, m.Attributes), id.deadLetter, a.c.LoopLimit, now); err != nil {
+				return s, err
+			}
+		}
+		if seq, err = logSeq(ctx, tx, s.cur); err != nil {
+			return s, err
+		}
+		d.next.Data.LogSeq = seq
+		if change != nil {
+			changes = append(changes, change)
+		}
+		if !chained || d.gaveUp || !a.folds(d.next) {
+			break
+		}
+		if err := appendLog(ctx, tx, s.cur, *r, d, logMsg, seq, now); err != nil {
+			return s, err
+		}
+		s.folded = append(s.folded, foldedStep{cur: s.cur, run: *r, d: d})
+		logMsg = Message{EventID: id.nth(fold)}
+		s.cur, s.run = d.next, id.run(ctx, a, fold, d.next)
+	}
+	r := &s.run
+	cur = s.cur
+	meta := chain(cur, m.Attributes)
+	s.d = d
+	if err := tx.UpdateSaga(ctx, d.next, expected); err != nil {
+		if apperr.Is(err, apperr.Conflict) || apperr.Is(err, apperr.NotFound) {
+			return s, errLostLease
+		}
+		return s, err
+	}
+	if consumed == nil {
+		// A delivered message is claimed in the inbox. A command row run in
+		// place needs no entry: the save moves the saga's token, so a copy
+		// of that row the relay sends later is stale (and one handled
+		// before this save commits moves the version this save expects).
+		if err := tx.InsertInbox(ctx, InboxConsumer, m.EventID, now, now.Add(a.c.InboxTTL)); err != nil {
+			if apperr.Is(err, apperr.Conflict) {
+				return s, errDuplicate
+			}
+			return s, err
+		}
+	}
+	if err := appendLog(ctx, tx, cur, *r, d, logMsg, seq, now); err != nil {
+		return s, err
+	}
+	var events []outbox.Event
+	var cmdRow outbox.Event
+	if d.cmd != nil {
+		lease := a.c.DispatchLease
+		if chained {
+			lease = a.c.Lease // not dispatched: published only if this advancer dies
+		}
+		cmdRow = newAdvanceEvent(id.advance, a.c.Shards, *d.cmd, meta, d.next.NextAttemptAt, now, a.c.Owner, lease)
+		events = append(events, cmdRow)
+	}
+	for i, change := range changes {
+		eid := id.orderEvent
+		if i > 0 {
+			eid = id.nth(len(s.folded) + i - 1)
+		}
+		e, err := newOrderEvent(eid, a.c.Shards, change.eventType, change.order, meta, now, a.c.Owner, a.c.DispatchLease)
+		if err != nil {
+			return s, err
+		}
+		events = append(events, e)
+	}
+	carried := ""
+	if chained {
+		carried = cmdRow.ID
+	}
+	var err error
+	if events, err = insertEvents(ctx, tx, events, a.c.Dispatcher, carried); err != nil {
+		return s, err
+	}
+	if consumed != nil {
+		// Last, after the reads of the outbox (insertEvents), so the
+		// deferred write goes with the commit.
+		if err := markConsumed(ctx, tx, *consumed, now); err != nil {
+			return s, err
+		}
+	}
+	if chained {
+		events = without(events, cmdRow.ID)
+		s.next = &chainNext{inst: d.next, row: cmdRow, known: known, folded: len(s.folded)}
+	}
+	s.events = events
+	s.res = Result{Status: StatusProcessed, SagaID: cur.ID, Step: r.name, Direction: r.dir, Outcome: d.outcome, State: d.next.State}
+	return s, nil
+}
+
+// chainNext is the step a save left leased to this advancer: the saga as
+// saved, the command row written for it, and the rows known so far.
+type chainNext struct {
+	inst  saga.Instance
+	row   outbox.Event
+	known Known // rows the saved steps committed (see Known)
+	// folded is the number of steps saved with the last one (saveIn).
+	folded int
+}
+
+// markConsumed marks a command row that was consumed in place as published.
+// row is the row as this advancer wrote it, so the update needs no read: its
+// version guard finds a row the relay took meanwhile (then its delivery
+// finds the token moved and is acknowledged as stale or duplicate), and
+// that row is left as it is.
+func markConsumed(ctx context.Context, tx store.Tx, row outbox.Event, now time.Time) error {
+	e := row
+	e.Status, e.PublishedAt, e.LeaseOwner, e.LeaseUntil, e.Version = outbox.StatusPublished, now, "", time.Time{}, row.Version+1
+	err := tx.UpdateOutbox(ctx, e, row.Version)
+	if apperr.Is(err, apperr.Conflict) || apperr.Is(err, apperr.NotFound) {
+		return nil
+	}
+	return err
+}
+
+// moved reports whether the saga's version is no longer inst's (read in a
+// transaction of its own; false when it cannot tell).
+func (a *Advancer) moved(ctx context.Context, inst saga.Instance) bool {
+	var v int64
+	err := a.c.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
+		cur, err := tx.GetSaga(ctx, inst.ID)
+		v = cur.Version
+		return err
+	})
+	return err == nil && v != inst.Version
+}
+
+func without(events []outbox.Event, id string) []outbox.Event {
+	out := events[:0:0]
+	for _, e := range events {
+		if e.ID != id {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// logSeq is the seq of cur's next step-log line. It is kept in the saga
+// row (Data.LogSeq), so the log is not read; a saga that has not run a step
+// yet (forward, step 0, attempt 0) has none. Only a saga saved before
+// LogSeq existed has its log read, once.
+func logSeq(ctx context.Context, tx store.Tx, cur saga.Instance) (int, error) {
+	if cur.Data.LogSeq > 0 || (saga.PhaseOf(cur.State) == saga.Forward && cur.Step == 0 && cur.Attempts == 0) {
+		return cur.Data.LogSeq + 1, nil
+	}
+	prior, err := tx.ListSagaLog(ctx, cur.ID)
+	if err != nil {
+		return 0, err
+	}
+	return len(prior) + 1, nil
+}
+
+// appendLog writes the step-log line seq of this execution.
+func appendLog(ctx context.Context, tx store.Tx, cur saga.Instance, r stepRun, d decision, m Message, seq int, now time.Time) error {
+	e := saga.LogEntry{SagaID: cur.ID, Seq: seq, Step: r.name, Direction: r.dir, Outcome: d.outcome,
+		Attempt: cur.Attempts + 1, StateAfter: d.next.State, DurationMS: r.duration.Milliseconds(), At: now, MessageID: m.EventID}
+	if r.err != nil {
+		e.Error = textcut.Cut(r.err.Error(), maxErrorText)
+	}
+	return tx.AppendSagaLog(ctx, e)
+}
+
+// failOrder marks the order FAILED after its saga gave up (a compensation
+// failed for good, or recovery could not make the saga advance).
+func failOrder(ctx context.Context, tx store.Tx, inst saga.Instance, reason string, now time.Time) (*orderChange, error) {
+	o, err := tx.GetOrder(ctx, inst.Data.OrderID)
+	if apperr.Is(err, apperr.NotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	prev := o.Version
+	if !o.Transition(order.StatusFailed, reason, now) {
+		return nil, nil
+	}
+	if err := tx.UpdateOrder(ctx, o, prev); err != nil {
+		return nil, err
+	}
+	return &orderChange{order: o, eventType: outbox.TypeOrderFailed}, nil
+}

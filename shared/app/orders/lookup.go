@@ -1,0 +1,172 @@
+package orders
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+
+	"ordersaga/shared/domain/apperr"
+	"ordersaga/shared/domain/saga"
+	"ordersaga/shared/domain/store"
+	"ordersaga/shared/transport/identity"
+)
+
+// The reads below serve operators (the console): each needs an admin
+// caller (Forbidden otherwise), reads in one View, and is bounded by
+// index-ordered, LIMIT-bounded queries of store.Sagas and store.Outbox;
+// none scans a table.
+
+// MaxRecentScan is the most sagas (or index entries) per state RecentSagas
+// and SagaCounts read.
+const MaxRecentScan = 1000
+
+// SagaStates lists every saga state in the order operators read them.
+var SagaStates = []saga.State{saga.StatePending, saga.StateRunning, saga.StateCompleted,
+	saga.StateCompensating, saga.StateCompensated, saga.StateFailed}
+
+// StateCount counts the sagas of one state last updated within the last
+// hour and the last day. Each order has exactly one saga, so the counts are
+// also the orders' (completed: CONFIRMED, compensated: CANCELLED, failed:
+// FAILED, the others: PENDING).
+type StateCount struct {
+	State saga.State `json:"state"`
+	Hour  int        `json:"hour"`
+	Day   int        `json:"day"`
+	// AtLeast is set when the scan stopped at its bound inside the day:
+	// the counts are lower bounds.
+	AtLeast bool `json:"at_least,omitempty"`
+}
+
+// SagaCounts counts sagas by state updated within the last hour and day,
+// each count reading at most limit (1..MaxRecentScan) entries of the
+// (state, updated_at) index and no saga row (store.Sagas
+// CountSagasUpdatedSince). Read only. Errors: Forbidden, Invalid (limit),
+// Transient.
+func (s *Service) SagaCounts(ctx context.Context, caller identity.Identity, limit int) ([]StateCount, error) {
+	if err := operator(caller, limit); err != nil {
+		return nil, err
+	}
+	now := s.cfg.Now()
+	hour, day := now.Add(-time.Hour), now.Add(-24*time.Hour)
+	out := make([]StateCount, 0, len(SagaStates))
+	err := s.cfg.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
+		out = out[:0]
+		for _, st := range SagaStates {
+			c := StateCount{State: st}
+			var err error
+			if c.Hour, err = tx.CountSagasUpdatedSince(ctx, st, hour, limit); err != nil {
+				return err
+			}
+			if c.Day, err = tx.CountSagasUpdatedSince(ctx, st, day, limit); err != nil {
+				return err
+			}
+			c.AtLeast = c.Day >= limit
+			out = append(out, c)
+		}
+		return nil
+	})
+	return out, err
+}
+
+// SagaRef names one saga found by RecentSagas.
+type SagaRef struct {
+	SagaID     string     `json:"saga_id"`
+	OrderID    string     `json:"order_id"`
+	CustomerID string     `json:"customer_id"`
+	State      saga.State `json:"state"`
+	UpdatedAt  time.Time  `json:"updated_at"`
+}
+
+// RecentSagas returns the sagas among the newest scan (1..MaxRecentScan)
+// of each state whose order belongs to customerID ("" matches every
+// customer), newest update first. A customer's older orders beyond that
+// window are not found: the store keeps no index by customer. Read only.
+// Errors: Forbidden, Invalid (scan), Transient.
+func (s *Service) RecentSagas(ctx context.Context, caller identity.Identity, customerID string, scan int) ([]SagaRef, error) {
+	if err := operator(caller, scan); err != nil {
+		return nil, err
+	}
+	var out []SagaRef
+	err := s.cfg.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
+		out = out[:0]
+		for _, st := range SagaStates {
+			list, err := tx.ListSagasByState(ctx, st, time.Time{}, scan)
+			if err != nil {
+				return err
+			}
+			for _, in := range list {
+				if customerID == "" || in.Data.CustomerID == customerID {
+					out = append(out, SagaRef{SagaID: in.ID, OrderID: in.Data.OrderID, CustomerID: in.Data.CustomerID,
+						State: in.State, UpdatedAt: in.UpdatedAt})
+				}
+			}
+		}
+		return nil
+	})
+	slices.SortFunc(out, func(a, b SagaRef) int {
+		if c := b.UpdatedAt.Compare(a.UpdatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(b.SagaID, a.SagaID)
+	})
+	return out, err
+}
+
+// FindByKey returns the order that idempotency key key of caller scope
+// (the subject that sent it) created, while the key is kept. Read only.
+// Errors: Forbidden, NotFound (unknown key, or a request still in
+// progress), Transient.
+func (s *Service) FindByKey(ctx context.Context, caller identity.Identity, scope, key string) (View, error) {
+	if err := operator(caller, 1); err != nil {
+		return View{}, err
+	}
+	var id string
+	err := s.cfg.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
+		rec, err := tx.GetIdempotencyKey(ctx, scope, key)
+		if err != nil {
+			return err
+		}
+		id = rec.ResourceID
+		return nil
+	})
+	if err == nil && id == "" {
+		err = apperr.New(apperr.NotFound, "the key's request has not created an order")
+	}
+	if err != nil {
+		if apperr.Is(err, apperr.NotFound) {
+			return View{}, apperr.New(apperr.NotFound, "no order for this idempotency key and caller")
+		}
+		return View{}, err
+	}
+	return s.Get(ctx, caller, id)
+}
+
+// Backlog returns the outbox's pending rows (capped by the store: a count
+// at the cap means at least that many) and the age of the oldest of them
+// (0 when none). Read only. Errors: Forbidden, Transient.
+func (s *Service) Backlog(ctx context.Context, caller identity.Identity) (pending int, oldestAge time.Duration, err error) {
+	if err := operator(caller, 1); err != nil {
+		return 0, 0, err
+	}
+	err = s.cfg.Store.View(ctx, func(ctx context.Context, tx store.Tx) error {
+		n, oldest, err := tx.OutboxBacklog(ctx)
+		pending = n
+		if n > 0 && !oldest.IsZero() {
+			oldestAge = max(0, s.cfg.Now().Sub(oldest))
+		}
+		return err
+	})
+	return pending, oldestAge, err
+}
+
+func operator(caller identity.Identity, scan int) error {
+	if !caller.IsAdmin() {
+		return apperr.New(apperr.Forbidden, "operator reads need an admin identity")
+	}
+	if scan < 1 || scan > MaxRecentScan {
+		return apperr.Invalidf([]apperr.FieldError{{Pointer: "/scan", Detail: "must be between 1 and 1000"}},
+			"invalid scan bound %d", scan)
+	}
+	return nil
+}

@@ -1,0 +1,373 @@
+// Package orders holds the order use cases: create an order exactly once per
+// idempotency key (order, saga, outbox rows and the stored response in one
+// store transaction) and read an order with its saga history.
+package orders
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"slices"
+	"time"
+
+	"github.com/google/uuid"
+
+	"ordersaga/shared/domain/apperr"
+	"ordersaga/shared/domain/idempotency"
+	"ordersaga/shared/domain/order"
+	"ordersaga/shared/domain/outbox"
+	"ordersaga/shared/domain/saga"
+	"ordersaga/shared/domain/store"
+	"ordersaga/shared/kit/config"
+	"ordersaga/shared/transport/identity"
+)
+
+// Dispatcher publishes freshly committed outbox rows right away (the fast
+// path). It is best effort: rows it fails to publish stay pending for the relay.
+type Dispatcher interface {
+	Dispatch(ctx context.Context, events []outbox.Event)
+}
+
+// TxPublisher is a Dispatcher that can also publish rows inside the
+// transaction that writes them (relay.Relay over the embedded queue sharing
+// the store's file; see relay.Relay.PublishInTx). It returns the rows, those
+// it sent marked published; the Service inserts only the others (a message
+// stored in the transaction is its own outbox entry) and still hands all of
+// them to Dispatch after commit. It must not modify events (the Service
+// copies them anyway: a rolled-back run's marks must not reach a rerun). An
+// error (the database failed under it) fails the transaction.
+type TxPublisher interface {
+	PublishInTx(ctx context.Context, tx store.Tx, events []outbox.Event) ([]outbox.Event, error)
+}
+
+// Defaults of a Config's zero fields (config's values).
+const (
+	DefaultDispatchTimeout = config.DefaultDispatchTimeout
+	DefaultDispatchLease   = config.DefaultDispatchLease
+	DefaultShards          = config.DefaultShards // OUTBOX_SHARDS
+)
+
+// Config configures a Service (New). Zero fields take the defaults named.
+type Config struct {
+	Store store.Store // required
+	// Dispatcher is optional; without it the relay alone publishes.
+	Dispatcher Dispatcher
+	// DispatchTimeout bounds the fast path (default DefaultDispatchTimeout).
+	DispatchTimeout time.Duration
+	// DispatchLease keeps the relay off rows the request is dispatching
+	// itself (default DefaultDispatchLease).
+	DispatchLease time.Duration
+	// Shards is the number of outbox shards (default DefaultShards).
+	Shards int
+	// Now is the clock (default time.Now); the Service reads it in UTC.
+	Now func() time.Time
+	// NewID names orders, sagas and outbox rows (default a random UUID).
+	NewID func() string
+	Log   *slog.Logger // default slog.Default()
+	// OnIdempotency observes each outcome: new, replayed, conflict, mismatch.
+	OnIdempotency func(outcome string)
+	// Steps names the saga's steps in the order view (the advancer's
+	// table: orchestrator.CreateOrderSaga.Table()).
+	Steps saga.Table
+}
+
+// Service implements the order use cases. It is built once by New and safe
+// for concurrent use.
+type Service struct {
+	cfg Config
+}
+
+// New returns a Service with cfg's zero fields set to their defaults. It
+// fails (apperr.Invalid) without a store or on a negative setting.
+func New(cfg Config) (*Service, error) {
+	if cfg.Store == nil {
+		return nil, apperr.New(apperr.Invalid, "orders.New: a store is required")
+	}
+	if cfg.DispatchTimeout < 0 || cfg.DispatchLease < 0 || cfg.Shards < 0 {
+		return nil, apperr.New(apperr.Invalid, "orders.New: settings must not be negative")
+	}
+	cfg.DispatchTimeout = cmp.Or(cfg.DispatchTimeout, DefaultDispatchTimeout)
+	cfg.DispatchLease = cmp.Or(cfg.DispatchLease, DefaultDispatchLease)
+	cfg.Shards = cmp.Or(cfg.Shards, DefaultShards)
+	cfg.Now = config.UTCClock(cfg.Now)
+	if cfg.NewID == nil {
+		cfg.NewID = uuid.NewString
+	}
+	cfg.Log = cmp.Or(cfg.Log, slog.Default())
+	if cfg.OnIdempotency == nil {
+		cfg.OnIdempotency = func(string) {}
+	}
+	return &Service{cfg: cfg}, nil
+}
+
+// CreateCommand is one POST /orders.
+type CreateCommand struct {
+	Caller    identity.Identity
+	Key       string
+	Request   order.Request
+	RequestID string
+}
+
+// Response is the HTTP outcome stored with the key and replayed verbatim.
+type Response struct {
+	Status   int
+	Body     []byte
+	Location string
+	Replayed bool
+	OrderID  string
+	SagaID   string // set for a new order (not for replays)
+}
+
+// routeFingerprint names the operation inside the fingerprint.
+const routeFingerprint = "POST /orders"
+
+// Create creates the order described by cmd, or replays the stored outcome of
+// an earlier request with the same key. Errors: idempotency.ErrFingerprintMismatch,
+// idempotency.ErrInProgress, Transient, Internal.
+//
+// Cost: one store transaction for a replay; for a new order one transaction
+// writes the key (completed, with the response), the order, the saga and the
+// outbox rows, and the fast path uses a second one to mark rows published —
+// unless the Dispatcher is a TxPublisher that sent them inside the first.
+// On a store whose transactions claim keys (store.KeyClaimer: SQLite) the
+// key is inserted first and read only when it exists.
+func (s *Service) Create(ctx context.Context, cmd CreateCommand) (Response, error) {
+	normalized, err := json.Marshal(cmd.Request)
+	if err != nil {
+		return Response{}, apperr.Wrap(apperr.Internal, err, "encode request")
+	}
+	fp := idempotency.Fingerprint("POST", routeFingerprint, normalized)
+
+	// The new order is drafted before the transaction: on SQLite every
+	// transaction waits for the one writer, and what the closure computes
+	// there (ids, JSON, the rows' events) delays every request queued
+	// behind it. The closure re-reads the clock and drafts again only when
+	// the wait was long enough to matter (draftSlack).
+	early, err := s.draft(cmd, fp, s.cfg.Now())
+	if err != nil {
+		return Response{}, err
+	}
+	var resp Response
+	var events []outbox.Event
+	for attempt := 0; ; attempt++ {
+		events = nil
+		err = s.cfg.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+			events = nil
+			// Read the clock inside the transaction: a request that waited
+			// for the writer must not stamp a lease that has already lapsed.
+			now := s.cfg.Now()
+			if kc, ok := tx.(store.KeyClaimer); ok {
+				// The insert is the claim and the check in one: a new key
+				// costs no read. A key that exists is read and decided below.
+				d, err := s.fresh(early, cmd, fp, now)
+				if err != nil {
+					return err
+				}
+				claimed, err := kc.ClaimIdempotencyKey(ctx, d.rec)
+				if err != nil {
+					return err
+				}
+				if claimed {
+					resp = d.resp
+					events, err = s.writeRest(ctx, tx, d)
+					return err
+				}
+			}
+			existing, err := tx.GetIdempotencyKey(ctx, cmd.Caller.Subject, cmd.Key)
+			var prev *idempotency.Record
+			switch {
+			case err == nil:
+				switch idempotency.Decide(existing, fp, now) {
+				case idempotency.Replay:
+					resp = Response{Status: existing.ResponseStatus, Body: existing.ResponseBody,
+						Location: existing.Location, Replayed: true, OrderID: existing.ResourceID}
+					return nil
+				case idempotency.Mismatch:
+					return idempotency.ErrFingerprintMismatch
+				case idempotency.InProgress:
+					return idempotency.ErrInProgress
+				}
+				prev = &existing // expired or abandoned: take it over conditionally
+			case !apperr.Is(err, apperr.NotFound):
+				return err
+			}
+			var werr error
+			resp, events, werr = s.write(ctx, tx, early, cmd, fp, now, prev)
+			return werr
+		})
+		// A concurrent request claimed the key between our read and our
+		// insert (the INSERT is the atomic claim). Read again: it is now a
+		// replay (or still in progress). Bounded: the key exists from now on.
+		if apperr.Is(err, apperr.Conflict) && !isIdemErr(err) && attempt < 2 {
+			continue
+		}
+		break
+	}
+	s.observe(resp, err)
+	if err != nil {
+		return Response{}, err
+	}
+	if len(events) > 0 && s.cfg.Dispatcher != nil {
+		dctx, cancel := context.WithTimeout(ctx, s.cfg.DispatchTimeout)
+		s.cfg.Dispatcher.Dispatch(dctx, events)
+		cancel()
+	}
+	return resp, nil
+}
+
+func isIdemErr(err error) bool {
+	return errors.Is(err, idempotency.ErrFingerprintMismatch) || errors.Is(err, idempotency.ErrInProgress)
+}
+
+func (s *Service) observe(resp Response, err error) {
+	switch {
+	case errors.Is(err, idempotency.ErrFingerprintMismatch):
+		s.cfg.OnIdempotency("mismatch")
+	case errors.Is(err, idempotency.ErrInProgress):
+		s.cfg.OnIdempotency("conflict")
+	case err != nil:
+	case resp.Replayed:
+		s.cfg.OnIdempotency("replayed")
+	default:
+		s.cfg.OnIdempotency("new")
+	}
+}
+
+// draft is a new order as its transaction writes it.
+type draft struct {
+	o      order.Order
+	inst   saga.Instance
+	cmd    CreateCommand
+	rec    idempotency.Record // the completed key, with the response
+	resp   Response
+	now    time.Time
+	events []outbox.Event // the outbox rows, before the in-transaction publish
+}
+
+// draftSlack is how old a draft may be when its transaction starts: a
+// draft made before a wait for the store longer than this is made again at
+// the transaction's time. Its stamps then lag by at most this: the rows'
+// dispatch lease (10 s by default) keeps at least nine tenths of its
+// length, and the order's created_at is the request's arrival, not later.
+const draftSlack = time.Second
+
+// fresh returns early if it was drafted at most draftSlack before now (and
+// not after it), otherwise a new draft at now.
+func (s *Service) fresh(early draft, cmd CreateCommand, fp string, now time.Time) (draft, error) {
+	if age := now.Sub(early.now); age >= 0 && age <= min(draftSlack, s.cfg.DispatchLease/10) {
+		return early, nil
+	}
+	return s.draft(cmd, fp, now)
+}
+
+// draft builds the order cmd creates at now, its saga, its completed key
+// and its outbox rows.
+func (s *Service) draft(cmd CreateCommand, fp string, now time.Time) (draft, error) {
+	o := order.New(s.cfg.NewID(), cmd.Caller.Subject, cmd.Key, cmd.Request, now)
+	inst := NewSaga(s.cfg.NewID(), o, cmd.Key, now)
+	o.SagaID = inst.ID
+	body, err := order.EventPayload(o)
+	if err != nil {
+		return draft{}, err
+	}
+	resp := Response{Status: 201, Body: body, Location: "/orders/" + o.ID, OrderID: o.ID, SagaID: inst.ID}
+	rec := idempotency.Record{
+		Scope: cmd.Caller.Subject, Key: cmd.Key, Fingerprint: fp, Status: idempotency.StatusCompleted,
+		ResponseStatus: resp.Status, ResponseBody: body, Location: resp.Location, ResourceID: o.ID,
+		CreatedAt: now, ExpiresAt: now.Add(idempotency.TTL),
+	}
+	events, err := s.newEvents(o, inst, cmd, now)
+	if err != nil {
+		return draft{}, err
+	}
+	return draft{o: o, inst: inst, cmd: cmd, rec: rec, resp: resp, now: now, events: events}, nil
+}
+
+// write stores the new order with its saga, outbox rows and completed key
+// (taking over prev, an expired record of the key, when set).
+func (s *Service) write(ctx context.Context, tx store.Tx, early draft, cmd CreateCommand, fp string, now time.Time, prev *idempotency.Record) (Response, []outbox.Event, error) {
+	d, err := s.fresh(early, cmd, fp, now)
+	if err != nil {
+		return Response{}, nil, err
+	}
+	if prev != nil {
+		err = tx.ReplaceIdempotencyKey(ctx, d.rec, *prev)
+	} else {
+		err = tx.InsertIdempotencyKey(ctx, d.rec)
+	}
+	if err != nil {
+		return Response{}, nil, err
+	}
+	events, err := s.writeRest(ctx, tx, d)
+	if err != nil {
+		return Response{}, nil, err
+	}
+	return d.resp, events, nil
+}
+
+// writeRest stores a drafted order whose key is written: the order, its
+// saga and its outbox rows — or, for rows the Dispatcher sends in the
+// transaction, their queue messages instead.
+func (s *Service) writeRest(ctx context.Context, tx store.Tx, d draft) ([]outbox.Event, error) {
+	if err := tx.InsertOrder(ctx, d.o); err != nil {
+		return nil, err
+	}
+	if err := tx.InsertSaga(ctx, d.inst); err != nil {
+		return nil, err
+	}
+	// A copy: the draft outlives this run of the closure (the store may run
+	// it again after a rollback), so nothing may mark its rows.
+	events := slices.Clone(d.events)
+	if p, ok := s.cfg.Dispatcher.(TxPublisher); ok {
+		var err error
+		if events, err = p.PublishInTx(ctx, tx, events); err != nil {
+			return nil, err
+		}
+	}
+	for _, e := range events {
+		if e.Status == outbox.StatusPublished {
+			continue // sent in tx: its queue message is its outbox entry
+		}
+		if err := tx.InsertOutbox(ctx, e); err != nil {
+			return nil, err
+		}
+	}
+	return events, nil
+}
+
+// NewSaga builds the pending CreateOrderSaga instance for o.
+func NewSaga(id string, o order.Order, correlationID string, now time.Time) saga.Instance {
+	items := make([]saga.DataItem, len(o.Items))
+	for i, it := range o.Items {
+		items[i] = saga.DataItem{SKU: it.SKU, Quantity: it.Quantity, UnitPriceMinor: it.UnitPriceMinor}
+	}
+	return saga.Instance{
+		ID: id, Type: saga.TypeCreateOrder, State: saga.StatePending,
+		Data:          saga.Data{OrderID: o.ID, CustomerID: o.CustomerID, Currency: o.Currency, TotalMinor: o.TotalMinor, Items: items},
+		NextAttemptAt: now, CorrelationID: correlationID, CreatedAt: now, UpdatedAt: now, Version: 1,
+	}
+}
+
+func (s *Service) newEvents(o order.Order, inst saga.Instance, cmd CreateCommand, now time.Time) ([]outbox.Event, error) {
+	meta := map[string]string{
+		outbox.AttrCorrelationID:  cmd.RequestID,
+		outbox.AttrIdempotencyKey: cmd.Key,
+		outbox.AttrOrderID:        o.ID,
+		outbox.AttrSagaID:         inst.ID,
+	}
+	if meta[outbox.AttrCorrelationID] == "" {
+		meta[outbox.AttrCorrelationID] = cmd.Key
+	}
+	advance := outbox.SagaAdvance(s.cfg.NewID(), saga.FirstCommand(inst.ID), meta)
+	created, err := outbox.OrderEvent(s.cfg.NewID(), outbox.TypeOrderCreated, o, meta)
+	if err != nil {
+		return nil, err
+	}
+	if s.cfg.Dispatcher != nil {
+		advance.LeaseOwner, advance.Lease = "api", s.cfg.DispatchLease
+		created.LeaseOwner, created.Lease = "api", s.cfg.DispatchLease
+	}
+	return []outbox.Event{advance.Pending(s.cfg.Shards, now), created.Pending(s.cfg.Shards, now)}, nil
+}

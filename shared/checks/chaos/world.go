@@ -1,0 +1,386 @@
+package chaos
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"ordersaga/shared/adapters/paymentsim"
+	"ordersaga/shared/adapters/sqlitequeue"
+	"ordersaga/shared/adapters/sqlitestore"
+	"ordersaga/shared/app/orchestrator"
+	"ordersaga/shared/app/orders"
+	"ordersaga/shared/app/payments"
+	"ordersaga/shared/app/relay"
+	"ordersaga/shared/domain/apperr"
+	"ordersaga/shared/domain/outbox"
+	"ordersaga/shared/domain/queue"
+	"ordersaga/shared/domain/saga"
+	"ordersaga/shared/domain/store"
+	"ordersaga/shared/kit/config"
+	"ordersaga/shared/kit/resilience"
+	"ordersaga/shared/wiring/app"
+	"ordersaga/shared/wiring/triggers"
+)
+
+// errCrash is what an injected crash returns: the process "died" here.
+var errCrash = errors.New("chaos: process crashed")
+
+// world is one chaos run: the App on fake time with fault-injecting
+// decorators around its ports, the workload, and what was observed.
+type world struct {
+	opts   Options
+	faults Faults
+	in     *injector
+	clock  *clock
+	// outages are the long outages of an Outages run (nil otherwise).
+	outages *outages
+	app     *app.App
+	sqlite  *sqlitestore.Store // the undecorated store: the checker reads through it
+	sim     *paymentsim.Sim
+	fx      *effects
+
+	crashes, faultsN, retries, msgs, invFail *tally
+	inTx                                     *tally // in_tx_sends (InTx)
+
+	cmdURL, dlqURL, eventsURL string
+	batch                     int
+	visibility                time.Duration
+
+	requests atomic.Int64 // POST /orders sent
+
+	// Instances (multi-instance modes): cfg is the deployed configuration,
+	// roles the App instances playing each component ("api", "advancer",
+	// "relay", "recovery"; every role is w.app in the classic run), rr the
+	// round-robin counter of pick.
+	cfg      config.Config
+	roles    map[string][]*app.App
+	rr       atomic.Uint64
+	settings []string
+	deploys  int
+	fstore   store.Store
+	fqueue   queue.Queue
+	newID    func() string
+	logger   *slog.Logger
+	// mu guards delivered, poison, history and keys in concurrent runs.
+	mu sync.Mutex
+	// stall is set when the drain stopped making progress; deadGrowth then
+	// holds, per unfinished saga, its dead letters before and after the
+	// extra recovery rounds.
+	stall      string
+	lastLeft   [2]int // unfinished sagas, pending outbox rows at the last leftover
+	deadGrowth map[string][2]int
+	refused    atomic.Int64
+
+	initial map[string]int64
+	wl      *rand.Rand // the workload's own stream, independent of the faults
+	keys    []*keyRun
+	// delivered counts deliveries to the advancer per outbox event id.
+	delivered map[string]int
+	history   [][]byte // recent advancer envelopes, for stale redelivery
+	// poison marks commands that crash the advancer (decided on first sight).
+	poison map[string]bool
+	origin *origins
+	// sampled holds violations seen while sampling stock during the run.
+	sampled []string
+	// operations counts the operator's rounds on sharded stock.
+	operations  int64
+	lastRelay   time.Time
+	lastRecover time.Time
+	drainRounds int
+}
+
+func newWorld(ctx context.Context, opts Options) (*world, func(), error) {
+	w := &world{opts: opts, clock: newClock(opts.Advancing), keys: make([]*keyRun, opts.Orders),
+		delivered: map[string]int{}, poison: map[string]bool{}, origin: &origins{m: map[string]string{}},
+		crashes: newTally(), faultsN: newTally(), retries: newTally(), msgs: newTally(), invFail: newTally(), inTx: newTally(),
+		in: &injector{rnd: rand.New(rand.NewPCG(opts.Seed, 0xc4a05))},
+		wl: rand.New(&lockedSource{src: rand.NewPCG(opts.Seed, 0x0dde5)})}
+	w.faults = DefaultFaults()
+	if opts.Faults != nil {
+		w.faults = *opts.Faults
+	}
+	if opts.Outages {
+		w.outages = planOutages(opts.Orders, opts.Seed)
+	}
+	dir, cleanup := opts.Dir, func() {}
+	if dir == "" {
+		d, err := os.MkdirTemp("", "ordersaga-chaos-")
+		if err != nil {
+			return nil, nil, fmt.Errorf("chaos: temp dir: %w", err)
+		}
+		dir, cleanup = d, func() { _ = os.RemoveAll(d) }
+	}
+	if err := w.build(ctx, filepath.Join(dir, fmt.Sprintf("chaos-%d.db", opts.Seed))); err != nil {
+		w.close()
+		cleanup()
+		return nil, nil, err
+	}
+	return w, func() { w.close(); cleanup() }, nil
+}
+
+func (w *world) close() {
+	if w.app != nil {
+		_ = w.app.Close()
+	}
+	if w.sqlite != nil {
+		_ = w.sqlite.Close()
+	}
+}
+
+// counter returns a generator of ids with a prefix and a zero-padded count
+// (so ids sort in creation order).
+func counter(prefix string) func() string {
+	var n atomic.Int64
+	return func() string { return fmt.Sprintf("%s%010d", prefix, n.Add(1)) }
+}
+
+// build opens the store and the queue on one file, wraps them in the
+// fault-injecting decorators, builds the App and rewires its fault points.
+func (w *world) build(ctx context.Context, path string) error {
+	for _, f := range []string{path, path + "-wal", path + "-shm"} {
+		_ = os.Remove(f) // a previous run's file in Options.Dir
+	}
+	cfg := config.Default()
+	cfg.SQLitePath, cfg.QueueSQLite, cfg.Metrics = path, path, "none"
+	if !w.opts.Concurrent {
+		// A sequential run replays exactly from its seed: one message
+		// after another, one relay send after another. Concurrent runs
+		// keep SAGA_BATCH_CONCURRENCY's and RELAY_SEND_CONCURRENCY's
+		// defaults, so a batch's sagas and a round's sends also race.
+		cfg.Saga.BatchConcurrency = 1
+		cfg.Relay.SendConcurrency = 1
+	}
+	if w.opts.Vary {
+		w.vary(&cfg)
+	}
+	w.cfg = cfg
+	logOut := io.Discard
+	if w.opts.Verbose {
+		logOut = w.opts.Log
+	}
+	w.logger = slog.New(slog.NewJSONHandler(logOut, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	var err error
+	if w.sqlite, err = sqlitestore.Open(ctx, path, sqlitestore.Options{Now: w.clock.Now}); err != nil {
+		return fmt.Errorf("chaos: open store: %w", err)
+	}
+	// The queue shares the store's writer connection, as app.New wires it
+	// for one file.
+	q, err := sqlitequeue.New(w.sqlite.DB(), sqlitequeue.WithClock(w.clock.Now), sqlitequeue.WithIDs(counter("m")))
+	if err != nil {
+		return fmt.Errorf("chaos: open queue: %w", err)
+	}
+	w.fstore = &faultyStore{inner: w.sqlite, in: w.in, f: &w.faults, faults: w.faultsN}
+	// The queue draws from a stream of its own: the relay's sends overlap
+	// its store transactions (see injector).
+	fq := &faultyQueue{inner: q, in: w.in.stream(w.opts.Seed, queueStream), f: &w.faults, faults: w.faultsN, refuse: w.eventsRefuse}
+	w.fqueue = fq
+	if w.opts.InTx {
+		// The queue already shares the store's *sql.DB (as localwiring
+		// wires one file), so SendInTx can write in the store's
+		// transactions once the decorator forwards it.
+		if err := recordSent(ctx, w.sqlite.DB()); err != nil {
+			return err
+		}
+		w.fqueue = &txFaultyQueue{faultyQueue: fq, sent: w.inTx}
+	}
+	w.newID = counter("id")
+	w.newProvider()
+	w.app, err = app.New(ctx, cfg, app.Use(app.Ports{Store: w.fstore, Queue: w.fqueue}),
+		w.instanceOptions(cfg, app.Options{Now: w.clock.Now, NewID: w.newID, Log: w.logger, Owner: "chaos"}, 0))
+	if err != nil {
+		return fmt.Errorf("chaos: build app: %w", err)
+	}
+	w.wireFaults(w.app, 0)
+	if err := w.setupQueues(ctx); err != nil {
+		return err
+	}
+	w.roles = map[string][]*app.App{"api": {w.app}, "advancer": {w.app}, "relay": {w.app}, "recovery": {w.app}}
+	if w.opts.multi() {
+		if err := w.deploy(ctx, cfg); err != nil {
+			return err
+		}
+	}
+	w.initial = map[string]int64{
+		"sku-a": int64(6 * w.opts.Orders), "sku-b": int64(w.opts.Orders/2 + 5),
+		"sku-c": int64(w.opts.Orders/8 + 5), "sku-out": 0,
+	}
+	if err := w.app.Stock.Seed(ctx, w.initial); err != nil {
+		return fmt.Errorf("chaos: seed stock: %w", err)
+	}
+	if w.opts.Sharded {
+		if err := w.shardStock(ctx); err != nil {
+			return err
+		}
+	}
+	if w.opts.Tamper != nil {
+		w.opts.Tamper(w.app)
+		for _, a := range w.instances() {
+			if a != w.app {
+				w.opts.Tamper(a)
+			}
+		}
+	}
+	return nil
+}
+
+// setupQueues creates the queues of triggers.yaml and reads the advancer
+// trigger's batch size and visibility timeout.
+func (w *world) setupQueues(ctx context.Context) error {
+	path := w.opts.TriggersPath
+	if path == "" {
+		p, err := findUp(filepath.Join("triggers", "triggers.yaml"))
+		if err != nil {
+			return err
+		}
+		path = p
+	}
+	tf, err := triggers.Load(path)
+	if err != nil {
+		return fmt.Errorf("chaos: %w", err)
+	}
+	if err := w.app.EnsureQueues(ctx, tf.Queues); err != nil {
+		return fmt.Errorf("chaos: %w", err)
+	}
+	urls := w.app.Config.QueueURLs
+	w.cmdURL, w.dlqURL, w.eventsURL = urls.SagaCommands, urls.SagaCommandsDLQ, urls.OrderEvents
+	w.batch, w.visibility = 10, 2*time.Minute
+	for _, t := range tf.QueueTriggers {
+		if t.Function == "sagaadvancer" {
+			w.batch, w.visibility = t.BatchSize, time.Duration(t.VisibilityTimeoutSeconds)*time.Second
+		}
+	}
+	return nil
+}
+
+// findUp looks for rel in the working directory and its parents.
+func findUp(rel string) (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", fmt.Errorf("chaos: %w", err)
+	}
+	for {
+		p := filepath.Join(dir, rel)
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fmt.Errorf("chaos: %s not found above the working directory (set Options.TriggersPath)", rel)
+		}
+		dir = parent
+	}
+}
+
+// instanceOptions adds to opt what the run puts into the use cases as they
+// are built: the crash and fault hooks of the relay and the order API's
+// fast path, the relay's seeded backoff jitter and counters, and the
+// run's payment provider; n numbers the instance (its jitter streams).
+func (w *world) instanceOptions(cfg config.Config, opt app.Options, n uint64) app.Options {
+	f := &w.faults
+	opt.Orders = func(c *orders.Config) { c.Dispatcher = w.dropper("api", f.APIDropDispatch, c.Dispatcher) }
+	opt.Relay = func(c *relay.Config) {
+		c.Hooks.AfterSend = func(sent []outbox.Event) error {
+			if len(sent) > 0 && w.in.fire(w.crashes, "relay_after_send", f.RelayCrashAfterSend) {
+				return errCrash
+			}
+			return nil
+		}
+		c.Backoff.Rand = resilience.NewRand(w.opts.Seed + 1 + 16*n)
+		onFailed := c.Hooks.OnFailed
+		c.Hooks.OnFailed = func(dest string, k int) {
+			w.retries.add("outbox_send_failed", k)
+			if onFailed != nil {
+				onFailed(dest, k)
+			}
+		}
+	}
+	opt.Payments = func(c *payments.Config) { c.Provider = w.provider(cfg.Payment, opt.Now, n) }
+	return opt
+}
+
+// dropper wraps a fast-path dispatcher in the crash before dispatch; in
+// an InTx run it also forwards PublishInTx (txDropper).
+func (w *world) dropper(who string, p float64, inner orchestrator.Dispatcher) orchestrator.Dispatcher {
+	d := &dropper{inner: inner, in: w.in, p: p, kind: who + "_before_dispatch", who: who,
+		crashes: w.crashes, origin: w.origin}
+	if w.opts.InTx {
+		return &txDropper{dropper: d}
+	}
+	return d
+}
+
+// wireFaults puts the crash and fault hooks on the App's saga components,
+// seeds their backoff jitter, and chains counters onto their metric hooks.
+func (w *world) wireFaults(a *app.App, n uint64) {
+	f := &w.faults
+	drop := func(who string, p float64) orchestrator.Dispatcher { return w.dropper(who, p, a.Relay) }
+	// The advancer and the recovery are built anew with the run's
+	// dispatcher, jitter and counters (they take no change after
+	// construction).
+	adv := a.Advancer.Config()
+	adv.Dispatcher = drop("advancer", f.AdvancerDropDispatch)
+	rec := a.Recovery.Config()
+	rec.Dispatcher = drop("recovery", f.RecoveryDropDispatch)
+	a.Recovery = must(orchestrator.NewRecovery(rec))
+	adv.Backoff.Rand = resilience.NewRand(w.opts.Seed + 2 + 16*n)
+	h := adv.Hooks
+	onMsg, onStep := h.OnMessage, h.OnStep
+	h.OnMessage = func(s orchestrator.Status) {
+		w.msgs.add(string(s), 1)
+		if onMsg != nil {
+			onMsg(s)
+		}
+	}
+	h.OnStep = func(step string, dir saga.Direction, out saga.Outcome) {
+		if out == saga.OutcomeRetry {
+			w.retries.add("saga_step_retry", 1)
+		}
+		if onStep != nil {
+			onStep(step, dir, out)
+		}
+	}
+	adv.Hooks = h
+	a.Advancer = must(orchestrator.NewAdvancer(adv))
+	a.Advancer.AfterStep = func(_ string, dir saga.Direction) error {
+		kind, p := "step_after_effect", f.CrashAfterStep
+		if dir == saga.Compensate {
+			kind, p = "compensation_after_effect", f.CrashAfterComp
+		}
+		if w.in.fire(w.crashes, kind, p) {
+			return errCrash
+		}
+		return nil
+	}
+	a.Advancer.Fault = func(step string, dir saga.Direction) error {
+		switch {
+		case dir == saga.Compensate && w.in.fire(w.faultsN, "compensation_gave_up", f.CompensationDies):
+			return apperr.New(apperr.Invalid, "chaos: compensation %s refused for good", step)
+		case dir == saga.Forward && step == saga.StepConfirmOrder && w.in.fire(w.faultsN, "confirm_rejected", f.ConfirmRejected):
+			return apperr.New(apperr.Rejected, "chaos: confirmation refused")
+		case w.in.fire(w.faultsN, "step_transient", f.StepTransient):
+			return apperr.New(apperr.Transient, "chaos: %s unavailable", step)
+		}
+		return nil
+	}
+}
+
+// must returns v, or panics on err (a component the run built from a
+// configuration that an App already accepted).
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+// queueStream salts the queue decorator's stream of fault decisions.
+const queueStream = 0x51a7e

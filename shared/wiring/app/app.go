@@ -1,0 +1,293 @@
+// Package app builds every use case of ordersaga from one validated Config
+// and the adapters (Ports) of one target. The cloud functions and the local
+// runner use it alike, so both run the same wiring; only the Opener that
+// supplies the adapters differs (docs/wiring.md).
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"ordersaga/shared/adapters/paymentsim"
+	"ordersaga/shared/app/orchestrator"
+	"ordersaga/shared/app/orders"
+	"ordersaga/shared/app/payments"
+	"ordersaga/shared/app/redrive"
+	"ordersaga/shared/app/relay"
+	"ordersaga/shared/app/selfcheck"
+	"ordersaga/shared/app/stock"
+	"ordersaga/shared/domain/dlq"
+	"ordersaga/shared/domain/metrics"
+	"ordersaga/shared/domain/queue"
+	"ordersaga/shared/domain/store"
+	"ordersaga/shared/kit/config"
+	"ordersaga/shared/transport/adminapi"
+	"ordersaga/shared/transport/httpapi"
+	"ordersaga/shared/transport/identity"
+	"ordersaga/shared/transport/yc"
+	"ordersaga/shared/wiring/triggers"
+)
+
+// App holds the wired use cases. It exposes use cases, not adapters: the
+// store, the queue and the metrics recorder stay inside (a function body
+// reaches them only through an App method). Fields are read-only after New.
+// The relay, orders, redrive, stock and payments are built once by their
+// constructors (Options can adjust their configuration first); a chaos run
+// or a test may still decorate the advancer and recovery before the first
+// invocation.
+type App struct {
+	Config config.Config
+	Log    *slog.Logger
+	Now    func() time.Time
+	NewID  func() string
+
+	// HTTP serves the API (orders, admin routes) as API Gateway calls it.
+	HTTP     http.Handler
+	Orders   *orders.Service
+	Relay    *relay.Relay
+	Advancer *orchestrator.Advancer
+	Recovery *orchestrator.Recovery
+	Redrive  *redrive.Service
+	Stock    *stock.Service
+	Payments *payments.Service
+
+	store   store.Store
+	queue   queue.Queue
+	metrics metrics.Recorder
+	hooks   hooks
+	sim     *paymentsim.Sim // the built-in payment provider, nil with an external one
+	probe   selfcheck.Database
+
+	closers []func() error
+}
+
+// Options override parts of the wiring (tests, the local runner, chaos runs).
+type Options struct {
+	Now   func() time.Time
+	NewID func() string
+	Log   *slog.Logger
+	// OnTx is passed to the store adapter (transaction counting).
+	OnTx func(readOnly bool)
+	// Owner names this instance in leases (default: a random id).
+	Owner string
+	// Relay, Orders and Payments, if set, adjust a use case's configuration
+	// before it is built (chaos runs: crash hooks, seeded jitter, counters,
+	// a stand-in provider); nothing is changed on a use case after New.
+	Relay    func(*relay.Config)
+	Orders   func(*orders.Config)
+	Payments func(*payments.Config)
+}
+
+// New opens the adapters with open and builds the App on them. It fails with
+// a message naming what is wrong.
+func New(ctx context.Context, cfg config.Config, open Opener, opt Options) (*App, error) {
+	a := &App{Config: cfg, Log: opt.Log, Now: opt.Now, NewID: opt.NewID}
+	if a.Log == nil {
+		a.Log = NewLogger(os.Stderr, cfg.LogLevel)
+	}
+	if err := orchestrator.CheckBreakerThreshold(cfg.Payment.BreakerThreshold, orchestrator.CreateOrderSaga); err != nil {
+		// Allowed (a test may keep the breaker closed on purpose), but the
+		// outage guarantee no longer holds for a lone order.
+		a.Log.Warn("payment breaker threshold weakens the outage guarantee", "error", err)
+	}
+	if a.Now == nil {
+		// Microseconds: the precision both stores keep, so a time read back
+		// equals the time written (and replayed bodies match GET bodies).
+		a.Now = func() time.Time { return time.Now().UTC().Truncate(time.Microsecond) }
+	}
+	owner := opt.Owner
+	if owner == "" {
+		// Random bits, whatever the ID generator: a time-ordered id's first
+		// characters are the same for every instance started in the same
+		// minute, and lease owners must differ.
+		owner = "instance-" + uuid.NewString()[:8]
+	}
+	if open == nil {
+		return nil, errors.New("app.New: no adapters (pass the target's Opener, e.g. localwiring.Open or cloudwiring.Open)")
+	}
+	p, err := open(ctx, cfg, Env{Now: a.Now, Log: a.Log, OnTx: opt.OnTx})
+	if err != nil {
+		return nil, err
+	}
+	if p.Close != nil {
+		a.closers = append(a.closers, p.Close)
+	}
+	if p.Store == nil || p.Queue == nil {
+		_ = a.Close()
+		return nil, errors.New("app.New: the opener returned no store or no queue")
+	}
+	a.store, a.queue, a.metrics, a.probe = p.Store, p.Queue, p.Metrics, p.Database
+	if a.NewID == nil {
+		a.NewID = p.NewID
+	}
+	if a.NewID == nil {
+		a.NewID = func() string { return uuid.NewString() }
+	}
+	if a.metrics == nil {
+		a.metrics = metrics.Nop{}
+	}
+	a.hooks = hooks{m: a.metrics, board: &breakerBoard{now: a.Now}}
+	auth, err := authenticator(cfg)
+	if err == nil {
+		err = a.wire(cfg, owner, opt)
+	}
+	if err != nil {
+		_ = a.Close()
+		return nil, err
+	}
+	a.HTTP = httpapi.NewHandler(httpapi.Deps{
+		Orders: a.Orders, Auth: auth, Log: a.Log,
+		RequestID: func(r *http.Request) string { return yc.RequestID(r.Context()) },
+		OnRequest: a.hooks.httpRequest,
+		Admin: adminapi.NewHandler(a.Redrive, auth, adminapi.WithStock(a.Stock),
+			adminapi.WithConsole(a.console(cfg, auth))),
+	})
+	return a, nil
+}
+
+// wire builds the use cases, each once, with its constructor.
+func (a *App) wire(cfg config.Config, owner string, opt Options) error {
+	if err := a.wireRelay(cfg, owner, opt); err != nil {
+		return err
+	}
+	oc := orders.Config{
+		Store: a.store, Dispatcher: a.Relay, Shards: cfg.Relay.Shards,
+		Now: a.Now, NewID: a.NewID, Log: a.Log, OnIdempotency: a.hooks.idempotency,
+		Steps: orchestrator.CreateOrderSaga.Table(),
+	}
+	if opt.Orders != nil {
+		opt.Orders(&oc)
+	}
+	var err error
+	if a.Orders, err = orders.New(oc); err != nil {
+		return err
+	}
+	return a.wireSaga(cfg, owner, opt)
+}
+
+func authenticator(cfg config.Config) (identity.Authenticator, error) {
+	if cfg.Auth == config.AuthGateway {
+		return identity.Gateway{Authorizer: yc.AuthorizerFromContext}, nil
+	}
+	t, err := identity.ParseTokens(cfg.AuthTokens)
+	if err != nil {
+		return nil, fmt.Errorf("ORDERSAGA_AUTH_TOKENS: %w", err)
+	}
+	return t, nil
+}
+
+// Close releases what New opened, in reverse order.
+func (a *App) Close() error {
+	var errs []error
+	for i := len(a.closers) - 1; i >= 0; i-- {
+		errs = append(errs, a.closers[i]())
+	}
+	a.closers = nil
+	return errors.Join(errs...)
+}
+
+// NewLogger returns a JSON slog logger that Cloud Logging parses (level,
+// msg, fields on one line). Empty string fields are left out, so a line
+// never carries an empty correlation field (a replay has no saga id to log,
+// a local request no request id).
+func NewLogger(w io.Writer, level string) *slog.Logger {
+	var l slog.Level
+	switch strings.ToLower(level) {
+	case "debug":
+		l = slog.LevelDebug
+	case "warn":
+		l = slog.LevelWarn
+	case "error":
+		l = slog.LevelError
+	default:
+		l = slog.LevelInfo
+	}
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l, ReplaceAttr: dropEmpty}))
+}
+
+// dropEmpty leaves out attributes whose value is the empty string (a zero
+// Attr is discarded by the handler); the built-in keys are kept.
+func dropEmpty(groups []string, a slog.Attr) slog.Attr {
+	if len(groups) == 0 && (a.Key == slog.MessageKey || a.Key == slog.LevelKey || a.Key == slog.TimeKey) {
+		return a
+	}
+	if a.Value.Kind() == slog.KindString && a.Value.String() == "" {
+		return slog.Attr{}
+	}
+	return a
+}
+
+// EnsureQueues creates the queues of triggers.yaml (local runs and tests;
+// in the cloud Terraform creates them), dead-letter queues first so that
+// redrive policies can name them.
+func (a *App) EnsureQueues(ctx context.Context, qs []triggers.Queue) error {
+	urls := map[string]string{}
+	pending := append([]triggers.Queue(nil), qs...)
+	for len(pending) > 0 {
+		progressed := false
+		rest := pending[:0]
+		for _, q := range pending {
+			if q.DeadLetterQueue != "" && urls[q.DeadLetterQueue] == "" {
+				rest = append(rest, q)
+				continue
+			}
+			url, err := a.queue.Ensure(ctx, queue.QueueSpec{
+				Name: q.Name, VisibilityTimeout: time.Duration(q.VisibilityTimeoutSeconds) * time.Second,
+				MaxReceiveCount: q.MaxReceiveCount, DeadLetterQueueURL: urls[q.DeadLetterQueue],
+			})
+			if err != nil {
+				return fmt.Errorf("ensure queue %s: %w", q.Name, err)
+			}
+			urls[q.Name], progressed = url, true
+		}
+		if !progressed {
+			return fmt.Errorf("queues with unresolvable dead-letter queues: %d", len(rest))
+		}
+		pending = rest
+	}
+	return nil
+}
+
+// recordDeadLetterSizes sets dlq_size for each dead-letter source (open
+// entries) and for each YMQ dead-letter queue (messages not yet ingested).
+// It reads only open entries, through the status index, a bounded number of
+// pages: resolved and discarded history (the bulk of the table) is never read
+// on the timer's path. A count at the bound means "at least".
+func (a *App) recordDeadLetterSizes(ctx context.Context) {
+	const pageSize, maxPages = 1000, 5
+	for _, src := range []dlq.Source{dlq.SourceQueue, dlq.SourceOutbox, dlq.SourceSaga} {
+		n, cursor := 0, ""
+		err := a.store.View(ctx, func(ctx context.Context, tx store.Tx) error {
+			for page := 0; page < maxPages; page++ {
+				list, next, err := tx.ListDeadLetters(ctx, dlq.Filter{Source: src, Status: dlq.StatusOpen}, dlq.Page{Limit: pageSize, Cursor: cursor})
+				if err != nil {
+					return err
+				}
+				n += len(list)
+				if cursor = next; cursor == "" {
+					return nil
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			a.Log.Warn("counting open dead letters failed", "source", src, "error", err)
+			continue
+		}
+		a.metrics.Set(metrics.DLQSize, float64(n), "queue", string(src))
+	}
+	if url := a.Config.QueueURLs.SagaCommandsDLQ; url != "" {
+		if visible, inFlight, err := a.queue.Depth(ctx, url); err == nil {
+			a.metrics.Set(metrics.DLQSize, float64(visible+inFlight), "queue", "saga-commands-dlq")
+		}
+	}
+}

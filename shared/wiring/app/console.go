@@ -1,0 +1,27 @@
+package app
+
+import (
+	"net/http"
+
+	"ordersaga/shared/kit/config"
+	"ordersaga/shared/transport/adminapi"
+	"ordersaga/shared/transport/console"
+	"ordersaga/shared/transport/identity"
+)
+
+// console builds the operator console on the App's use cases, authorized
+// by the admin API's rule.
+func (a *App) console(cfg config.Config, auth identity.Authenticator) http.Handler {
+	return console.NewHandler(console.Deps{
+		Authorize: func(r *http.Request) (identity.Identity, error) { return adminapi.Authorize(auth, r) },
+		Redrive:   a.Redrive, Orders: a.Orders, Stock: a.Stock,
+		Breakers: func() []console.Breaker {
+			var out []console.Breaker
+			for _, b := range a.Breakers() {
+				out = append(out, console.Breaker{Dependency: b.Dependency, State: b.State, Since: b.Since})
+			}
+			return out
+		},
+		SecureCookie: cfg.Auth == config.AuthGateway,
+	})
+}

@@ -1,0 +1,104 @@
+package app_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+
+	"ordersaga/shared/adapters/sqlitestore/sqlitetest"
+	"ordersaga/shared/kit/config"
+	"ordersaga/shared/wiring/app"
+	"ordersaga/shared/wiring/localwiring"
+	"ordersaga/shared/wiring/triggers"
+)
+
+// testEnv is a real App on a SQLite file behind a real HTTP server.
+type testEnv struct {
+	t       *testing.T
+	app     *app.App
+	ports   app.Ports // the local adapters the App runs on
+	srv     *httptest.Server
+	dbPath  string
+	txCount atomic.Int64
+}
+
+func newTestEnv(t *testing.T, mutate ...func(*config.Config, *app.Options)) *testEnv {
+	t.Helper()
+	dir := t.TempDir()
+	cfg := config.Default()
+	cfg.SQLitePath = filepath.Join(dir, "ordersaga.db")
+	cfg.QueueSQLite = cfg.SQLitePath
+	cfg.LogLevel = "error"
+	env := &testEnv{t: t, dbPath: cfg.SQLitePath}
+	opt := app.Options{OnTx: func(bool) { env.txCount.Add(1) }}
+	for _, m := range mutate {
+		m(&cfg, &opt)
+	}
+	open := func(ctx context.Context, cfg config.Config, e app.Env) (app.Ports, error) {
+		p, err := localwiring.Open(ctx, cfg, e)
+		env.ports = p
+		return p, err
+	}
+	a, err := app.New(context.Background(), cfg, open, opt)
+	if err != nil {
+		t.Fatalf("app.New: %v", err)
+	}
+	env.app = a
+	tf, err := triggers.Load("../../../triggers/triggers.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.EnsureQueues(context.Background(), tf.Queues); err != nil {
+		t.Fatalf("EnsureQueues: %v", err)
+	}
+	env.srv = httptest.NewServer(a.HTTP)
+	t.Cleanup(func() {
+		env.srv.Close()
+		_ = a.Close()
+	})
+	return env
+}
+
+type reply struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (e *testEnv) do(method, path, token, key string, body []byte, hdr ...string) reply {
+	e.t.Helper()
+	req, err := http.NewRequest(method, e.srv.URL+path, bytes.NewReader(body))
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	if key != "" {
+		req.Header.Set("Idempotency-Key", key)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for i := 0; i+1 < len(hdr); i += 2 {
+		req.Header.Set(hdr[i], hdr[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return reply{status: resp.StatusCode, header: resp.Header, body: b}
+}
+
+// rowCounts counts the rows of every table in the database file.
+func (e *testEnv) rowCounts() map[string]int {
+	e.t.Helper()
+	return sqlitetest.RowCounts(e.t, e.dbPath)
+}

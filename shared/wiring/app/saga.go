@@ -1,0 +1,110 @@
+package app
+
+import (
+	"net/http"
+	"time"
+
+	"ordersaga/shared/adapters/paymentsim"
+	"ordersaga/shared/app/orchestrator"
+	"ordersaga/shared/app/payments"
+	"ordersaga/shared/app/redrive"
+	"ordersaga/shared/app/relay"
+	"ordersaga/shared/app/stock"
+	"ordersaga/shared/domain/outbox"
+	"ordersaga/shared/kit/config"
+	"ordersaga/shared/kit/resilience"
+)
+
+// wireRelay builds the outbox relay (also the dispatcher of every use case
+// that writes outbox rows).
+func (a *App) wireRelay(cfg config.Config, owner string, opt Options) error {
+	rc := relay.Config{
+		Store: a.store, Queue: a.queue, Owner: owner,
+		URLs: map[string]string{
+			outbox.DestSagaCommands: cfg.QueueURLs.SagaCommands,
+			outbox.DestOrderEvents:  cfg.QueueURLs.OrderEvents,
+		},
+		Shards: cfg.Relay.Shards, BatchSize: cfg.Relay.BatchSize, SendConcurrency: cfg.Relay.SendConcurrency, MaxAttempts: cfg.Relay.MaxAttempts, Lease: cfg.Relay.Lease,
+		Backoff:   resilience.Backoff{Base: cfg.Relay.BackoffBase, Cap: cfg.Relay.BackoffCap},
+		LoopLimit: cfg.Redrive.LoopLimit, Now: a.Now, NewID: a.NewID, Log: a.Log, Hooks: a.hooks.relayHooks(),
+	}
+	if opt.Relay != nil {
+		opt.Relay(&rc)
+	}
+	var err error
+	a.Relay, err = relay.New(rc)
+	return err
+}
+
+// wireSaga builds the participants, the advancer and the recovery job.
+func (a *App) wireSaga(cfg config.Config, owner string, opt Options) error {
+	var err error
+	if a.Stock, err = stock.New(stock.Config{Store: a.store, Now: a.Now, NewID: a.NewID}); err != nil {
+		return err
+	}
+	var provider payments.Provider
+	if cfg.Payment.ProviderURL != "" {
+		if provider, err = payments.NewHTTPProvider(payments.HTTPConfig{BaseURL: cfg.Payment.ProviderURL, Client: &http.Client{}, Now: a.Now}); err != nil {
+			return err
+		}
+	} else {
+		// No external provider configured: the built-in simulated provider
+		// (local runs and demos), behind the same resilience policy.
+		a.sim = paymentsim.New(paymentsim.Config{
+			DeclineAbove: cfg.Payment.DeclineAbove, FailureRate: cfg.Payment.FailureRate, Latency: cfg.Payment.Latency,
+		})
+		provider = a.sim
+	}
+	policy := payments.NewPolicy(payments.PolicyConfig{
+		Name: "payment", MaxConcurrent: cfg.Payment.MaxConcurrent, AttemptTimeout: cfg.Payment.Timeout,
+		Breaker: resilience.BreakerConfig{FailureThreshold: cfg.Payment.BreakerThreshold, OpenTimeout: cfg.Payment.BreakerOpenFor,
+			OnStateChange: a.hooks.breakerChanged, OnInit: a.hooks.breakerInit, Log: a.Log},
+		OnAttempt: a.hooks.retryAttempt, OnReject: a.hooks.bulkheadRejected,
+	})
+	pc := payments.Config{Store: a.store, Provider: payments.NewGuardedProvider(provider, policy), Now: a.Now}
+	if opt.Payments != nil {
+		opt.Payments(&pc)
+	}
+	if a.Payments, err = payments.New(pc); err != nil {
+		return err
+	}
+	a.Advancer, err = orchestrator.NewAdvancer(orchestrator.AdvancerConfig{
+		Store: a.store, Inventory: a.Stock, Payments: a.Payments, Dispatcher: a.Relay,
+		Now: a.Now, NewID: a.NewID,
+		Backoff: resilience.Backoff{Base: cfg.Saga.BackoffBase, Cap: cfg.Saga.BackoffCap},
+		Lease:   cfg.Saga.Lease, InboxTTL: cfg.Saga.InboxTTL, Shards: cfg.Relay.Shards, Owner: owner, Log: a.Log,
+		Hooks: a.hooks.sagaHooks(), LoopLimit: cfg.Redrive.LoopLimit,
+	})
+	if err != nil {
+		return err
+	}
+	wait := time.Duration(0)
+	if cfg.Queue == config.QueueYMQ {
+		wait = time.Second // YMQ short polls may miss messages
+	}
+	a.Redrive, err = redrive.New(redrive.Config{
+		Store: a.store, Queue: a.queue,
+		QueueURLs: map[string]string{
+			outbox.DestSagaCommands: cfg.QueueURLs.SagaCommands, "saga-commands-dlq": cfg.QueueURLs.SagaCommandsDLQ,
+			outbox.DestOrderEvents: cfg.QueueURLs.OrderEvents,
+		},
+		DLQs:   map[string]string{"saga-commands-dlq": outbox.DestSagaCommands},
+		Shards: cfg.Relay.Shards, LoopLimit: cfg.Redrive.LoopLimit, MaxPerCall: cfg.Redrive.MaxPerCall,
+		MaxRate: float64(cfg.Redrive.MaxRate), ReceiveWait: wait, Now: a.Now, NewID: a.NewID, Log: a.Log,
+		OnIngested: a.hooks.ingested, Steps: orchestrator.CreateOrderSaga.Table(),
+	})
+	if err != nil {
+		return err
+	}
+	a.Recovery, err = orchestrator.NewRecovery(orchestrator.RecoveryConfig{
+		Store: a.store, Now: a.Now, NewID: a.NewID, StuckAfter: cfg.Recovery.StuckAfter, BatchSize: cfg.Recovery.BatchSize,
+		MaxRedrives: cfg.Recovery.MaxRedrives, MaxWait: cfg.Recovery.MaxWait, LoopLimit: cfg.Redrive.LoopLimit,
+		Dispatcher: a.Relay, Shards: cfg.Relay.Shards, Owner: owner, Log: a.Log,
+	})
+	return err
+}
+
+// PaymentSimulator returns the built-in payment provider when no external
+// one is configured (PAYMENT_PROVIDER_URL empty), else nil. The local runner
+// uses it to change the simulated failure rate at run time (/_faults).
+func (a *App) PaymentSimulator() *paymentsim.Sim { return a.sim }
