@@ -32,11 +32,11 @@ func (w *world) shardStock(ctx context.Context) error {
 }
 
 // operate is one round of the operator: rebalance sku-a every time, sku-b
-// every third; every fourth round set sku-a to 8..16 sub-rows, every fifth
-// sku-b to 1..4. The choices come from a counter, not the seed's streams,
-// so concurrent runs draw nothing from them. A transient failure (an
-// injected fault, a lost race) is what an operator retries later; any
-// other error is a violation.
+// every third; every fourth round, the first included, set sku-a to 8..16
+// sub-rows, every fifth sku-b to 1..4. The choices come from a counter, not
+// the seed's streams, so concurrent runs draw nothing from them. A transient
+// failure (an injected fault, a lost race) is retried a few times, as an
+// operator would; any other error is a violation.
 func (w *world) operate(ctx context.Context) {
 	if !w.opts.Sharded {
 		return
@@ -44,24 +44,24 @@ func (w *world) operate(ctx context.Context) {
 	n := w.operations
 	w.operations++
 	a := w.app.Stock
-	try := func(what string, err error) {
+	try := func(what string, op func() error) {
+		err := op()
+		for i := 0; i < 4 && apperr.Is(err, apperr.Transient); i++ {
+			err = op()
+		}
 		if err != nil && !apperr.Is(err, apperr.Transient) && len(w.sampled) < maxSampled {
 			w.sampled = append(w.sampled, fmt.Sprintf("operator %s: %v", what, err))
 		}
 	}
-	_, _, err := a.Rebalance(ctx, "chaos-operator", "sku-a")
-	try("rebalance sku-a", err)
+	try("rebalance sku-a", func() error { _, _, err := a.Rebalance(ctx, "chaos-operator", "sku-a"); return err })
 	if n%3 == 2 {
-		_, _, err = a.Rebalance(ctx, "chaos-operator", "sku-b")
-		try("rebalance sku-b", err)
+		try("rebalance sku-b", func() error { _, _, err := a.Rebalance(ctx, "chaos-operator", "sku-b"); return err })
 	}
-	if n%4 == 3 {
-		_, err = a.SetShards(ctx, "chaos-operator", "sku-a", 8+(n/4)%9)
-		try("shard sku-a", err)
+	if n%4 == 0 {
+		try("shard sku-a", func() error { _, err := a.SetShards(ctx, "chaos-operator", "sku-a", 8+(n/4)%9); return err })
 	}
 	if n%5 == 4 {
-		_, err = a.SetShards(ctx, "chaos-operator", "sku-b", 1+(n/5)%4)
-		try("shard sku-b", err)
+		try("shard sku-b", func() error { _, err := a.SetShards(ctx, "chaos-operator", "sku-b", 1+(n/5)%4); return err })
 	}
 }
 
