@@ -14,6 +14,7 @@ import (
 	"ordersaga/shared/domain/apperr"
 	"ordersaga/shared/domain/dlq"
 	"ordersaga/shared/domain/order"
+	"ordersaga/shared/domain/saga"
 	"ordersaga/shared/domain/store"
 )
 
@@ -192,6 +193,39 @@ type orderData struct {
 	Order       orders.View
 	DeadLetters []redrive.Entry
 	Events      []string
+	Timeline    []timelineRow
+}
+
+// timelineRow is one event of a saga's timeline: a step-log line (a step,
+// a compensation, a retry, a breaker wait: outcome "waiting"), or
+// recovery's last re-drive, which only the saga row records.
+type timelineRow struct {
+	saga.LogEntry
+	Redrive *orders.RedriveMark
+}
+
+// timeline lists the saga's step log in order with recovery's last
+// re-drive placed by its time: an exact one after every line at or before
+// it, one known only to precede the row's last update before every line
+// at or after that time.
+func timeline(v *orders.SagaView) []timelineRow {
+	out := make([]timelineRow, 0, len(v.History)+1)
+	for _, e := range v.History {
+		out = append(out, timelineRow{LogEntry: e})
+	}
+	m := v.LastRedrive
+	if m == nil {
+		return out
+	}
+	at := len(out)
+	for i, r := range out {
+		if r.At.After(m.At) || (!m.Exact && r.At.Equal(m.At)) {
+			at = i
+			break
+		}
+	}
+	row := timelineRow{LogEntry: saga.LogEntry{Step: v.Step, StateAfter: v.State, At: m.At}, Redrive: m}
+	return slices.Insert(out, at, row)
 }
 
 // orderPage shows an order, its saga timeline and its correlation chain.
@@ -207,6 +241,7 @@ func (h *handler) orderPage(w http.ResponseWriter, r *http.Request) {
 		d.DeadLetters = dl.Entries
 	}
 	if v.Saga != nil {
+		d.Timeline = timeline(v.Saga)
 		seen := map[string]bool{}
 		for _, e := range v.Saga.History {
 			if e.MessageID != "" && !seen[e.MessageID] {
