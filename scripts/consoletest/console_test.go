@@ -21,6 +21,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -251,6 +252,12 @@ func TestConsoleInABrowser(t *testing.T) {
 	ok := r.order("ct-ok", hostile, "sku-1")
 	stuck := r.order("ct-stuck", "c-5", "sku-5")
 	unpublished := r.order("ct-outbox", "c-4", "sku-4")
+	// A customer with more orders than a page holds, the first of them
+	// behind 21 newer ones.
+	var many []string // oldest first
+	for i := range 22 {
+		many = append(many, r.order(fmt.Sprintf("ct-many-%d", i), "ct-many", "sku-1"))
+	}
 
 	t.Run("no page and no data without an admin", func(t *testing.T) {
 		for _, path := range []string{"/admin/console", "/admin/console/dlq?status=open", "/admin/console/orders/" + ok} {
@@ -313,6 +320,47 @@ func TestConsoleInABrowser(t *testing.T) {
 			t.Errorf("the key search found %q, want %s", got, ok)
 		}
 		shot(t, ctx, "order-timeline")
+	})
+
+	t.Run("find an order by customer, paging to the older ones", func(t *testing.T) {
+		open(t, ctx, r.base+"/admin/console/orders")
+		if err := chromedp.Do(ctx, chromedp.SendKeys(chromedp.CSS(`#find-customer input[name=customer]`), "ct-many")); err != nil {
+			t.Fatal(err)
+		}
+		if got := submit(t, ctx, "#find-customer button"); got != http.StatusOK {
+			t.Fatalf("the customer search: status %d", got)
+		}
+		listed := func() []string {
+			ids, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](
+				`Array.from(document.querySelectorAll('#customer-orders a')).map(a => a.textContent)`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ids
+		}
+		first := listed()
+		if len(first) != 20 || first[0] != many[21] || slices.Contains(first, many[0]) {
+			t.Fatalf("the first page lists %d orders starting %v, want the newest 20 starting %s, without the oldest",
+				len(first), first[:min(1, len(first))], many[21])
+		}
+		if got := submit(t, ctx, "#older"); got != http.StatusOK {
+			t.Fatalf("the older page: status %d", got)
+		}
+		older := listed()
+		if len(older) != 2 || older[0] != many[1] || older[1] != many[0] {
+			t.Errorf("the older page lists %v, want %s then %s", older, many[1], many[0])
+		}
+		n, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#older').length + 2 * document.querySelectorAll('#newest').length`))
+		if err != nil || n != 2 {
+			t.Errorf("the last page has links %d (%v), want only Newest", n, err)
+		}
+		shot(t, ctx, "orders-by-customer")
+		if got := submit(t, ctx, "#customer-orders a[href$='"+many[0]+"']"); got != http.StatusOK {
+			t.Fatalf("opening the oldest order: status %d", got)
+		}
+		if got := text(t, ctx, "#order-id"); got != many[0] {
+			t.Errorf("opened %q, want the customer's first order %s", got, many[0])
+		}
 	})
 
 	t.Run("a hostile customer id renders as text", func(t *testing.T) {

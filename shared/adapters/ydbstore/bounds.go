@@ -27,6 +27,9 @@ func ReadBounds() []ReadBound {
 		{"qListSagasByState", "idx_bucket_state_updated, 9 buckets x ((bucket, state, >= epoch) desc + (bucket, state, NULL))", "18 branches: 18 x LIMIT (the reconciler: LIMIT per finished state and bucket, not every finished saga)"},
 		{"qCountSagasSince", "idx_bucket_state_updated, 9 buckets x (bucket, state, >= since) desc, the key only", "9 branches: 9 x LIMIT index entries, no row (the console's counts)"},
 		{"qListSagasByStateBefore", "idx_bucket_state_updated, 9 buckets x ((bucket, state, < before) desc + (bucket, state, NULL))", "18 branches: 18 x LIMIT"},
+		{"qListOrdersByCustomer", "idx_bucket_customer_created, 9 buckets x ((bucket, customer, >= epoch) desc + (bucket, customer, NULL))", "18 branches: 18 x LIMIT (the console's find by customer, first page)"},
+		{"qListOrdersByCustomerAfter", "idx_bucket_customer_created, 9 buckets x ((bucket, customer, = after_at, id < after_id) desc + (bucket, customer, [epoch, after_at)) desc + (bucket, customer, NULL))", "27 branches: 27 x LIMIT (a later page)"},
+		{"qListOrdersByCustomerAfterUndated", "idx_bucket_customer_created, 9 buckets x (bucket, customer, NULL, id < after_id) desc", "9 branches: 9 x LIMIT (a page among orders of the zero time)"},
 		{"yqlListSagaLog", "saga_log primary-key prefix saga_id", "one saga's steps (about 10)"},
 		{"yqlListStock", "stock, whole table", "every SKU (operator view)"},
 		{"yqlListShards", "stock_shards primary-key prefix sku", "one SKU's sub-rows (at most inventory.MaxShards)"},
@@ -44,13 +47,16 @@ func ReadBounds() []ReadBound {
 // built per filter shape, are enumerated by the tests over every shape.
 func builtQueries() map[string]string {
 	return map[string]string{
-		"qListOutboxDue":          qListOutboxDue,
-		"qListOutboxDueFrom":      qListOutboxDueFrom,
-		"qOutboxBacklog":          qOutboxBacklog,
-		"qListSagasDue":           qListSagasDue,
-		"qListSagasByState":       qListSagasByState,
-		"qListSagasByStateBefore": qListSagasByStateBefore,
-		"qCountSagasSince":        qCountSagasSince,
-		"qListLockLapsedIdem":     qListLockLapsedIdem,
+		"qListOutboxDue":                    qListOutboxDue,
+		"qListOutboxDueFrom":                qListOutboxDueFrom,
+		"qOutboxBacklog":                    qOutboxBacklog,
+		"qListSagasDue":                     qListSagasDue,
+		"qListSagasByState":                 qListSagasByState,
+		"qListSagasByStateBefore":           qListSagasByStateBefore,
+		"qCountSagasSince":                  qCountSagasSince,
+		"qListOrdersByCustomer":             qListOrdersByCustomer,
+		"qListOrdersByCustomerAfter":        qListOrdersByCustomerAfter,
+		"qListOrdersByCustomerAfterUndated": qListOrdersByCustomerAfterUndated,
+		"qListLockLapsedIdem":               qListLockLapsedIdem,
 	}
 }

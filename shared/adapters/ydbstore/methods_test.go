@@ -57,6 +57,18 @@ func sampleCalls() []call {
 		{"GetOrder", func(c context.Context, t *tx) error { _, err := t.GetOrder(c, "o"); return err }, nf, ok},
 		{"UpdateOrder", func(c context.Context, t *tx) error { return t.UpdateOrder(c, o, 1) }, nf, ok},
 		{"UpdateOrder stale", func(c context.Context, t *tx) error { return t.UpdateOrder(c, o, 5) }, nf, cf},
+		{"ListOrdersByCustomer", func(c context.Context, t *tx) error {
+			_, err := t.ListOrdersByCustomer(c, "cu", store.OrderCursor{}, 5)
+			return err
+		}, ok, ok},
+		{"ListOrdersByCustomer after", func(c context.Context, t *tx) error {
+			_, err := t.ListOrdersByCustomer(c, "cu", store.OrderCursor{CreatedAt: at, ID: "o"}, 5)
+			return err
+		}, ok, ok},
+		{"ListOrdersByCustomer after undated", func(c context.Context, t *tx) error {
+			_, err := t.ListOrdersByCustomer(c, "cu", store.OrderCursor{ID: "o"}, 5)
+			return err
+		}, ok, ok},
 		{"InsertIdempotencyKey", func(c context.Context, t *tx) error { return t.InsertIdempotencyKey(c, rec) }, ok, cf},
 		{"GetIdempotencyKey", func(c context.Context, t *tx) error { _, err := t.GetIdempotencyKey(c, "sc", "k"); return err }, nf, ok},
 		{"ReplaceIdempotencyKey", func(c context.Context, t *tx) error {

@@ -310,8 +310,8 @@ func TestHotTablesSplitByLoad(t *testing.T) {
 	}
 }
 
-// TestBucketedIndexes: the list indexes of sagas, idempotency keys and the
-// outbox start with bucket (migrations 0013 and 0015), the unbucketed ones
+// TestBucketedIndexes: the list indexes of sagas, idempotency keys, orders and the
+// outbox start with bucket (migrations 0013, 0015 and 0017), the unbucketed ones
 // are gone, and each bucketed index splits by load, so its bucket prefixes
 // can move to partitions of their own; every outbox index splits by load
 // (each is written by every outbox insert or publish).
@@ -321,6 +321,7 @@ func TestBucketedIndexes(t *testing.T) {
 		"sagas":            {"idx_bucket_state_next", "idx_bucket_state_updated"},
 		"idempotency_keys": {"idx_bucket_status_locked"},
 		"outbox":           {"idx_bucket_status_shard_head_next"},
+		"orders":           {"idx_bucket_customer_created"},
 	}
 	for name, idxs := range want {
 		tb := tables[name]

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"ordersaga/shared/domain/apperr"
+	"ordersaga/shared/domain/order"
 	"ordersaga/shared/domain/saga"
 	"ordersaga/shared/domain/store"
 	"ordersaga/shared/transport/identity"
@@ -81,7 +82,7 @@ type SagaRef struct {
 // RecentSagas returns the sagas among the newest scan (1..MaxRecentScan)
 // of each state whose order belongs to customerID ("" matches every
 // customer), newest update first. A customer's older orders beyond that
-// window are not found: the store keeps no index by customer. Read only.
+// window are not found here; ListByCustomer finds every one. Read only.
 // Errors: Forbidden, Invalid (scan), Transient.
 func (s *Service) RecentSagas(ctx context.Context, caller identity.Identity, customerID string, scan int) ([]SagaRef, error) {
 	if err := operator(caller, scan); err != nil {
@@ -111,6 +112,65 @@ func (s *Service) RecentSagas(ctx context.Context, caller identity.Identity, cus
 		return strings.Compare(b.SagaID, a.SagaID)
 	})
 	return out, err
+}
+
+// MaxCustomerPage is the most orders one ListByCustomer page holds.
+const MaxCustomerPage = 100
+
+// OrderRef names one order found by ListByCustomer.
+type OrderRef struct {
+	OrderID    string       `json:"order_id"`
+	CustomerID string       `json:"customer_id"`
+	SagaID     string       `json:"saga_id"`
+	Status     order.Status `json:"status"`
+	Currency   string       `json:"currency"`
+	TotalMinor int64        `json:"total_minor"`
+	CreatedAt  time.Time    `json:"created_at"`
+}
+
+// CustomerPage is one page of a customer's orders, newest first.
+type CustomerPage struct {
+	Orders []OrderRef `json:"orders"`
+	// Next continues with the next older orders; zero when there are none.
+	Next store.OrderCursor `json:"-"`
+}
+
+// ListByCustomer returns up to limit (1..MaxCustomerPage) orders of
+// customerID, newest first (store.Orders.ListOrdersByCustomer, an index of
+// the customer's orders: every order is found, however old), starting after
+// the cursor (zero: the newest). It reads limit+1 orders, so Next is set
+// only when an older order exists. Read only. Errors: Forbidden, Invalid
+// (an empty customer id, limit), Transient.
+func (s *Service) ListByCustomer(ctx context.Context, caller identity.Identity, customerID string, after store.OrderCursor, limit int) (CustomerPage, error) {
+	if err := operator(caller, 1); err != nil {
+		return CustomerPage{}, err
+	}
+	if customerID == "" {
+		return CustomerPage{}, apperr.Invalidf([]apperr.FieldError{{Pointer: "/customer_id", Detail: "must not be empty"}},
+			"a customer id is needed")
+	}
+	if limit < 1 || limit > MaxCustomerPage {
+		return CustomerPage{}, apperr.Invalidf([]apperr.FieldError{{Pointer: "/limit", Detail: "must be between 1 and 100"}},
+			"invalid page size %d", limit)
+	}
+	var list []order.Order
+	err := s.cfg.Store.View(ctx, func(ctx context.Context, tx store.Tx) (err error) {
+		list, err = tx.ListOrdersByCustomer(ctx, customerID, after, limit+1)
+		return err
+	})
+	if err != nil {
+		return CustomerPage{}, err
+	}
+	var p CustomerPage
+	if len(list) > limit {
+		list = list[:limit]
+		p.Next = store.CursorOf(list[limit-1])
+	}
+	for _, o := range list {
+		p.Orders = append(p.Orders, OrderRef{OrderID: o.ID, CustomerID: o.CustomerID, SagaID: o.SagaID, Status: o.Status,
+			Currency: o.Currency, TotalMinor: o.TotalMinor, CreatedAt: o.CreatedAt})
+	}
+	return p, nil
 }
 
 // FindByKey returns the order that idempotency key key of caller scope

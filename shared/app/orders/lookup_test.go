@@ -3,6 +3,8 @@ package orders
 import (
 	"context"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -10,6 +12,7 @@ import (
 	"ordersaga/shared/domain/apperr"
 	"ordersaga/shared/domain/order"
 	"ordersaga/shared/domain/saga"
+	"ordersaga/shared/domain/store"
 	"ordersaga/shared/kit/fakeclock"
 	"ordersaga/shared/transport/identity"
 )
@@ -145,5 +148,69 @@ func TestFindByKeyCustomerAndBacklog(t *testing.T) {
 	}
 	if pending == 0 || age < time.Minute {
 		t.Errorf("Backlog = %d rows, oldest %v; want the undispatched rows, oldest over a minute", pending, age)
+	}
+}
+
+// TestListByCustomerFindsOldOrdersAndPages: a customer's first order is
+// found after more than MaxRecentScan newer orders of other customers (which
+// RecentSagas cannot see), pages follow Next newest first without a gap or
+// repeat, the last page has no Next, and bad input is refused.
+func TestListByCustomerFindsOldOrdersAndPages(t *testing.T) {
+	s, clk := newLookupService(t)
+	ctx := context.Background()
+	var want []string // c-old's orders, newest first
+	for i := range 5 {
+		r := mustCreate(t, s, "u", "old-"+strconv.Itoa(i), "c-old")
+		want = append([]string{r.OrderID}, want...)
+		clk.Advance(time.Second)
+	}
+	for i := range MaxRecentScan + 1 {
+		mustCreate(t, s, "u", "new-"+strconv.Itoa(i), "c-new")
+		clk.Advance(time.Millisecond)
+	}
+	if refs, err := s.RecentSagas(ctx, lookupAdmin, "c-old", MaxRecentScan); err != nil || len(refs) != 0 {
+		t.Fatalf("RecentSagas(c-old) = %d refs, %v; want none (beyond the newest %d)", len(refs), err, MaxRecentScan)
+	}
+	var got []string
+	var after store.OrderCursor
+	for pages := 1; ; pages++ {
+		p, err := s.ListByCustomer(ctx, lookupAdmin, "c-old", after, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range p.Orders {
+			if o.CustomerID != "c-old" || o.Status != order.StatusPending || o.SagaID == "" || o.CreatedAt.IsZero() {
+				t.Errorf("page %d: %+v, want a pending order of c-old with its saga and time", pages, o)
+			}
+			got = append(got, o.OrderID)
+		}
+		if p.Next.IsZero() {
+			if pages != 3 || len(p.Orders) != 1 {
+				t.Errorf("last page is page %d with %d orders, want page 3 with 1", pages, len(p.Orders))
+			}
+			break
+		}
+		if pages > 3 {
+			t.Fatal("more than 3 pages of 2 for 5 orders")
+		}
+		after = p.Next
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("paged orders = %v, want %v", got, want)
+	}
+	if p, err := s.ListByCustomer(ctx, lookupAdmin, "c-old", store.OrderCursor{}, 5); err != nil || len(p.Orders) != 5 || !p.Next.IsZero() {
+		t.Errorf("a page of exactly 5 = %d orders, next %+v, %v; want 5 and no next page", len(p.Orders), p.Next, err)
+	}
+	user := identity.Identity{Subject: "u", Role: identity.RoleUser}
+	if _, err := s.ListByCustomer(ctx, user, "c-old", store.OrderCursor{}, 2); !apperr.Is(err, apperr.Forbidden) {
+		t.Errorf("ListByCustomer as user: %v, want Forbidden", err)
+	}
+	for _, tc := range []struct {
+		customer string
+		limit    int
+	}{{"", 2}, {"c-old", 0}, {"c-old", MaxCustomerPage + 1}} {
+		if _, err := s.ListByCustomer(ctx, lookupAdmin, tc.customer, store.OrderCursor{}, tc.limit); !apperr.Is(err, apperr.Invalid) {
+			t.Errorf("ListByCustomer(%q, %d): %v, want Invalid", tc.customer, tc.limit, err)
+		}
 	}
 }

@@ -494,3 +494,10 @@ func versionsOf(rows []store.OutboxVersion) []map[string]any {
 	}
 	return out
 }
+
+func (t *twinTx) ListOrdersByCustomer(ctx context.Context, customerID string, after store.OrderCursor, limit int) ([]order.Order, error) {
+	l, err := t.s.ListOrdersByCustomer(ctx, customerID, after, limit)
+	t.answer(n(len(l))...)
+	_, _ = t.y.ListOrdersByCustomer(ctx, customerID, after, limit)
+	return l, err
+}

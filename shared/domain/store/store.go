@@ -65,7 +65,29 @@ type Orders interface {
 	GetOrder(ctx context.Context, id string) (order.Order, error)
 	// UpdateOrder writes o if the stored version equals expectedVersion.
 	UpdateOrder(ctx context.Context, o order.Order, expectedVersion int64) error
+	// ListOrdersByCustomer returns up to limit orders whose CustomerID is
+	// customerID, newest CreatedAt first (the zero time last; ties: larger
+	// ID first), starting after the cursor: only orders that come after
+	// (after.CreatedAt, after.ID) in that order; the zero cursor starts at
+	// the newest. The adapter reads an index of (customer, created_at), so
+	// a page reads about limit rows however many orders the customer has.
+	// limit <= 0 returns nothing. Read only; an unknown customer has no
+	// orders (an empty list, not NotFound).
+	ListOrdersByCustomer(ctx context.Context, customerID string, after OrderCursor, limit int) ([]order.Order, error)
 }
+
+// OrderCursor is where a page of ListOrdersByCustomer ended: the CreatedAt
+// and ID of its last order. The zero cursor (ID "") means the first page.
+type OrderCursor struct {
+	CreatedAt time.Time
+	ID        string
+}
+
+// IsZero reports whether c is the first page's cursor.
+func (c OrderCursor) IsZero() bool { return c.ID == "" }
+
+// CursorOf returns the cursor that continues after o.
+func CursorOf(o order.Order) OrderCursor { return OrderCursor{CreatedAt: o.CreatedAt, ID: o.ID} }
 
 // Idempotency is the idempotency-keys table, keyed by (scope, key).
 type Idempotency interface {

@@ -33,6 +33,7 @@ import (
 	"ordersaga/shared/app/redrive"
 	"ordersaga/shared/domain/apperr"
 	"ordersaga/shared/domain/inventory"
+	"ordersaga/shared/domain/store"
 	"ordersaga/shared/transport/identity"
 )
 
@@ -47,6 +48,7 @@ type Orders interface {
 	Get(ctx context.Context, caller identity.Identity, id string) (orders.View, error)
 	FindByKey(ctx context.Context, caller identity.Identity, scope, key string) (orders.View, error)
 	RecentSagas(ctx context.Context, caller identity.Identity, customerID string, scan int) ([]orders.SagaRef, error)
+	ListByCustomer(ctx context.Context, caller identity.Identity, customerID string, after store.OrderCursor, limit int) (orders.CustomerPage, error)
 	SagaCounts(ctx context.Context, caller identity.Identity, scan int) ([]orders.StateCount, error)
 	Backlog(ctx context.Context, caller identity.Identity) (pending int, oldestAge time.Duration, err error)
 }

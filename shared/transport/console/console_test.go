@@ -2,12 +2,14 @@ package console_test
 
 import (
 	"context"
+	"html"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -230,7 +232,8 @@ func TestPagesAreStrictAndEscapeStoredText(t *testing.T) {
 // Every page renders for an admin, under 100 KB.
 func TestEveryPageRendersForAnAdmin(t *testing.T) {
 	e := newEnv(t)
-	for _, p := range []string{"/admin/console", "/admin/console/orders", "/admin/console/orders?customer=c-1&state=completed",
+	for _, p := range []string{"/admin/console", "/admin/console/orders", "/admin/console/orders?customer=c-1",
+		"/admin/console/orders?state=completed", "/admin/console/orders?customer=c-1&after_id=x&after_at=2026-01-02T03:04:05.000006Z",
 		"/admin/console/dlq", "/admin/console/dlq?status=open&source=saga&flagged=false", "/admin/console/audit",
 		"/admin/console/stock", "/admin/console/static/console.css"} {
 		got := e.do("GET", p, "cookie:dev-admin", nil)
@@ -241,9 +244,83 @@ func TestEveryPageRendersForAnAdmin(t *testing.T) {
 			t.Errorf("GET %s: %d bytes", p, len(got.body))
 		}
 	}
-	for _, p := range []string{"/admin/console/dlq?nope=1", "/admin/console/dlq?flagged=maybe", "/admin/console/dlq?status=gone"} {
+	for _, p := range []string{"/admin/console/dlq?nope=1", "/admin/console/dlq?flagged=maybe", "/admin/console/dlq?status=gone",
+		"/admin/console/orders?customer=c-1&state=completed", "/admin/console/orders?customer=c-1&after_id=x&after_at=yesterday"} {
 		if got := e.do("GET", p, "cookie:dev-admin", nil); got.status != http.StatusBadRequest {
 			t.Errorf("GET %s: %d, want 400", p, got.status)
 		}
+	}
+}
+
+// createOrder places an order for customer through the public API and
+// returns its id.
+func (e *env) createOrder(key, customer string) string {
+	e.t.Helper()
+	req, _ := http.NewRequest("POST", e.srv.URL+"/orders", strings.NewReader(
+		`{"customer_id":"`+customer+`","currency":"RUB","items":[{"sku":"sku-1","quantity":1,"unit_price_minor":100}]}`))
+	req.Header.Set("Authorization", "Bearer dev-user")
+	req.Header.Set("Idempotency-Key", key)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	resp.Body.Close()
+	loc := resp.Header.Get("Location")
+	if resp.StatusCode != http.StatusCreated || !strings.HasPrefix(loc, "/orders/") {
+		e.t.Fatalf("create %s: %d %q", key, resp.StatusCode, loc)
+	}
+	return strings.TrimPrefix(loc, "/orders/")
+}
+
+var (
+	orderLink = regexp.MustCompile(`<a href="/admin/console/orders/([^"?]+)">`)
+	olderLink = regexp.MustCompile(`<a id="older" href="([^"]+)">`)
+)
+
+// A customer's orders are listed newest first a page at a time: every page
+// but the last links to the older orders, and following the links lists
+// each of the customer's orders once, the first one placed last, and no
+// other customer's.
+func TestFindByCustomerPagesThroughEveryOrder(t *testing.T) {
+	e := newEnv(t)
+	var want []string // newest first
+	for i := range 23 {
+		want = append([]string{e.createOrder("pg-"+strconv.Itoa(i), "c-pages")}, want...)
+		if i%5 == 0 {
+			e.createOrder("other-"+strconv.Itoa(i), "c-other")
+		}
+	}
+	var got []string
+	p := "/admin/console/orders?customer=c-pages"
+	for pages := 1; p != ""; pages++ {
+		if pages > 3 {
+			t.Fatal("more than 3 pages")
+		}
+		r := e.do("GET", p, "cookie:dev-admin", nil)
+		if r.status != http.StatusOK || len(r.body) > 100<<10 {
+			t.Fatalf("GET %s: %d, %d bytes", p, r.status, len(r.body))
+		}
+		n := 0
+		for _, m := range orderLink.FindAllStringSubmatch(r.body, -1) {
+			got = append(got, m[1])
+			n++
+		}
+		if want := min(20, 23-20*(pages-1)); n != want {
+			t.Errorf("page %d lists %d orders, want %d", pages, n, want)
+		}
+		if pages > 1 != strings.Contains(r.body, `id="newest"`) {
+			t.Errorf("page %d: a link to the newest orders only on later pages", pages)
+		}
+		p = ""
+		if m := olderLink.FindStringSubmatch(r.body); m != nil {
+			p = html.UnescapeString(m[1])
+		}
+	}
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("orders listed:\n%v\nwant newest first:\n%v", got, want)
+	}
+	if r := e.do("GET", "/admin/console/orders?customer=nobody", "cookie:dev-admin", nil); r.status != 200 || !strings.Contains(r.body, "No order of this customer.") {
+		t.Errorf("an unknown customer: %d %.300s", r.status, r.body)
 	}
 }

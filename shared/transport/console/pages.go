@@ -1,6 +1,7 @@
 package console
 
 import (
+	"html/template"
 	"net/http"
 	"net/url"
 	"slices"
@@ -13,6 +14,8 @@ import (
 	"ordersaga/shared/domain/apperr"
 	"ordersaga/shared/domain/dlq"
 	"ordersaga/shared/domain/order"
+	"ordersaga/shared/domain/saga"
+	"ordersaga/shared/domain/store"
 )
 
 // countScan bounds the index entries each overview count reads.
@@ -96,10 +99,21 @@ type searchData struct {
 	Results  []orders.SagaRef
 	Searched bool
 	Scan     int
+	// Customer is set for a search by customer: its page of orders,
+	// whether it is a later page, and the query of the next older page.
+	Customer   string
+	Orders     []orders.OrderRef
+	Paged      bool
+	OlderQuery template.URL // url.Values.Encode of the next page's query
+	PageSize   int
 }
 
-// orderSearch finds an order by id, by idempotency key and caller, or lists
-// the recent orders of a customer or in a saga state.
+// customerPage is how many of a customer's orders one page shows.
+const customerPage = 20
+
+// orderSearch finds an order by id, by idempotency key and caller, lists a
+// customer's orders newest first a page at a time (every order, from the
+// store's index by customer), or the recent orders in a saga state.
 func (h *handler) orderSearch(w http.ResponseWriter, r *http.Request) {
 	ctx, caller := r.Context(), sessionOf(r).caller
 	q := r.URL.Query()
@@ -117,9 +131,15 @@ func (h *handler) orderSearch(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d := searchData{Query: q, Scan: searchScan}
-	if q.Has("customer") || q.Has("state") {
+	switch {
+	case q.Get("customer") != "":
+		if err := h.customerOrders(r, q, &d); err != nil {
+			h.fail(w, r, caller, err)
+			return
+		}
+	case q.Has("customer") || q.Has("state"):
 		d.Searched = true
-		refs, err := h.d.Orders.RecentSagas(ctx, caller, q.Get("customer"), searchScan)
+		refs, err := h.d.Orders.RecentSagas(ctx, caller, "", searchScan)
 		if err != nil {
 			h.fail(w, r, caller, err)
 			return
@@ -133,10 +153,79 @@ func (h *handler) orderSearch(w http.ResponseWriter, r *http.Request) {
 	h.render(w, http.StatusOK, "orders", h.page(r, "Find an order", d))
 }
 
+// customerOrders fills d with one page of the customer's orders: the
+// newest, or those older than the cursor after_at (RFC 3339, empty for
+// the zero time) and after_id. A saga state cannot narrow it (a separate
+// search), and a malformed cursor is refused.
+func (h *handler) customerOrders(r *http.Request, q url.Values, d *searchData) error {
+	if q.Get("state") != "" {
+		return apperr.Invalidf([]apperr.FieldError{{Pointer: "/state", Detail: "the saga-state list is a separate search"}},
+			"a customer's orders are listed in every state")
+	}
+	var after store.OrderCursor
+	if id := q.Get("after_id"); id != "" {
+		after.ID = id
+		if at := q.Get("after_at"); at != "" {
+			t, err := time.Parse(time.RFC3339Nano, at)
+			if err != nil {
+				return apperr.Invalidf([]apperr.FieldError{{Pointer: "/after_at", Detail: "must be an RFC 3339 time"}},
+					"invalid page cursor time %q", at)
+			}
+			after.CreatedAt = t
+		}
+	}
+	p, err := h.d.Orders.ListByCustomer(r.Context(), sessionOf(r).caller, q.Get("customer"), after, customerPage)
+	if err != nil {
+		return err
+	}
+	d.Customer, d.Orders, d.Paged, d.PageSize = q.Get("customer"), p.Orders, !after.IsZero(), customerPage
+	if !p.Next.IsZero() {
+		nq := url.Values{"customer": {d.Customer}, "after_id": {p.Next.ID}}
+		if !p.Next.CreatedAt.IsZero() {
+			nq.Set("after_at", p.Next.CreatedAt.UTC().Format(time.RFC3339Nano))
+		}
+		d.OlderQuery = template.URL(nq.Encode()) // every value query-escaped by Encode
+	}
+	return nil
+}
+
 type orderData struct {
 	Order       orders.View
 	DeadLetters []redrive.Entry
 	Events      []string
+	Timeline    []timelineRow
+}
+
+// timelineRow is one event of a saga's timeline: a step-log line (a step,
+// a compensation, a retry, a breaker wait: outcome "waiting"), or
+// recovery's last re-drive, which only the saga row records.
+type timelineRow struct {
+	saga.LogEntry
+	Redrive *orders.RedriveMark
+}
+
+// timeline lists the saga's step log in order with recovery's last
+// re-drive placed by its time: an exact one after every line at or before
+// it, one known only to precede the row's last update before every line
+// at or after that time.
+func timeline(v *orders.SagaView) []timelineRow {
+	out := make([]timelineRow, 0, len(v.History)+1)
+	for _, e := range v.History {
+		out = append(out, timelineRow{LogEntry: e})
+	}
+	m := v.LastRedrive
+	if m == nil {
+		return out
+	}
+	at := len(out)
+	for i, r := range out {
+		if r.At.After(m.At) || (!m.Exact && r.At.Equal(m.At)) {
+			at = i
+			break
+		}
+	}
+	row := timelineRow{LogEntry: saga.LogEntry{Step: v.Step, StateAfter: v.State, At: m.At}, Redrive: m}
+	return slices.Insert(out, at, row)
 }
 
 // orderPage shows an order, its saga timeline and its correlation chain.
@@ -152,6 +241,7 @@ func (h *handler) orderPage(w http.ResponseWriter, r *http.Request) {
 		d.DeadLetters = dl.Entries
 	}
 	if v.Saga != nil {
+		d.Timeline = timeline(v.Saga)
 		seen := map[string]bool{}
 		for _, e := range v.Saga.History {
 			if e.MessageID != "" && !seen[e.MessageID] {

@@ -60,6 +60,7 @@ func RunWith(t *testing.T, f Features, open func(t *testing.T) store.Store) {
 	}{
 		{"tx", txTests},
 		{"orders", orderTests},
+		{"orders_by_customer", orderCustomerTests},
 		{"idempotency", idempotencyTests},
 		{"sagas", sagaTests},
 		{"outbox", outboxTests},
