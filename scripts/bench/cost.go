@@ -109,10 +109,10 @@ func costRows(r burstResult) []row {
 	return rows
 }
 
-// target is one measured target of issue 14.
+// target is one measured target of the end-to-end bench.
 type target struct {
 	name   string
-	before string // today's numbers before the work on issue 14 (docs/bench.md)
+	before string // the baseline run's figure (docs/bench.md)
 	after  float64
 	ok     bool
 	unit   string
@@ -131,7 +131,7 @@ var before = map[string]string{
 	"peak memory per inv": "25.9 MB",
 }
 
-// targetRows judges the issue's targets on this run's rows (and on the
+// targetRows judges the targets on this run's rows (and on the
 // burst, when it ran).
 func targetRows(r *burstResult, rows []row) []row {
 	var ts []target

@@ -25,6 +25,7 @@ import (
 	"ordersaga/shared/domain/queue"
 	"ordersaga/shared/domain/store"
 	"ordersaga/shared/kit/config"
+	"ordersaga/shared/transport/httpapi"
 	"ordersaga/shared/transport/mqtrigger"
 	"ordersaga/shared/transport/yc"
 	"ordersaga/shared/wiring/app"
@@ -133,7 +134,7 @@ func (s *stack) close() {
 func (s *stack) api(w http.ResponseWriter, r *http.Request) {
 	ev, err := yc.NewHTTPRequestEvent(r, 3_500_000)
 	if err != nil {
-		yc.WriteRequestEventError(w, err)
+		httpapi.WriteError(w, r, err)
 		return
 	}
 	raw, _ := json.Marshal(ev)

@@ -33,7 +33,7 @@ func init() {
 
 // benchYDBTrips prints the YDB round trips per business operation, counted
 // server-free by package ydbtrips, with the adapter's deferred writes
-// (today) and with immediate writes (before issue 12 item 6), and the rows
+// (today) and with immediate writes (every write on its own round trip), and the rows
 // each list query may read. Nothing here talks to a YDB server.
 func benchYDBTrips() []row {
 	measure := func(immediate bool) []ydbtrips.Op {

@@ -2,7 +2,7 @@
 // delivery guarantee afterwards (package ordersaga/shared/checks/chaos):
 //
 //	go run ./scripts/chaos -orders 150 -seed 1 [-v]           # the classic, reproducible run (CI)
-//	go run ./scripts/chaos -orders 150 -seed 1 -all           # every mode of issue 13 at once
+//	go run ./scripts/chaos -orders 150 -seed 1 -all           # every mode at once
 //	go run ./scripts/chaos -orders 1000 -seeds 1-5 -all       # five seeds, a summary by check
 //	go run ./scripts/chaos -long                              # 10 000 orders × seeds 1–5, every mode
 //	go run ./scripts/chaos -orders 400 -seeds 1-3 -realclock  # a clock that moves between readings, long outages
@@ -60,7 +60,7 @@ func main() {
 	unicode := flag.Bool("unicode", false, "put random Unicode (noncharacters, invalid UTF-8, RTL, emoji, combining marks) in every text field")
 	vary := flag.Bool("vary", false, "draw the settings from the seed (short leases, long breaker windows) and lower OUTBOX_SHARDS half-way")
 	intx := flag.Bool("intx", false, "let the fast path inside the transaction run (messages stored with the state change, no outbox row), with SendInTx refusals and failures")
-	strict := flag.Bool("strict", false, "add the checks of issue 13 (event order, stock settlement, stuck sagas, publishability, outage cancellations)")
+	strict := flag.Bool("strict", false, "add the strict checks (event order, stock settlement, stuck sagas, publishability, outage cancellations)")
 	advancing := flag.Duration("advancing", 0, "move the fake clock forward by this much after every reading (e.g. 1ms), as a real clock moves")
 	outages := flag.Bool("outages", false, "a payment outage of 3-8 minutes and an order-events outage of 1-3 minutes of fake time, orders placed during both (sequential runs)")
 	sharded := flag.Bool("sharded", false, "spread sku-a over 16 sub-rows and sku-b over 4, and rebalance and re-shard them while the orders run")

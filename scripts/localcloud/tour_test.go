@@ -28,8 +28,9 @@ import (
 //	<!-- tour -->         commands for terminal 2, run in order in one shell
 //
 // Lines "# → TEXT" inside a block name text that the block's output
-// (stdout and stderr) must contain. The test replaces localhost:8080 with the
-// runner's address, and runs the whole tour once in bash and once in zsh
+// (stdout and stderr) must contain. The commands reach the runner only
+// through the shell variable B, set once (tourBaseLine): the test checks
+// that no other line names the address, points B at its own runner, and runs the whole tour once in bash and once in zsh
 // (each against its own runner, in parallel), with -e, -u and pipefail, so a
 // failing command stops the tour at its block. zsh is skipped, with the
 // reason logged, when it is not installed.
@@ -38,7 +39,10 @@ const (
 	tourReadme  = "../../README.md"
 	tourHeading = "## A ten-minute tour"
 	tourAddr    = "localhost:8080"
-	blockDone   = "@@tour-block-done@@"
+	// tourBaseLine is the one line of the tour that names the runner's
+	// address, so that another port is one edit.
+	tourBaseLine = "B=http://" + tourAddr
+	blockDone    = "@@tour-block-done@@"
 	// blockTimeout bounds one block: the slowest waits up to 60 s for dead
 	// letters that normally appear within about 20 s.
 	blockTimeout = 75 * time.Second
@@ -130,6 +134,52 @@ func runnerEnv(b tourBlock) ([]string, error) {
 	return nil, fmt.Errorf("README.md:%d: the runner block has no `go run ./scripts/localcloud`", b.line)
 }
 
+// checkBaseURL reports a tour that names the runner's address anywhere but
+// in its one tourBaseLine, or that does not set B before its first command.
+func checkBaseURL(blocks []tourBlock) error {
+	set := false
+	for _, b := range blocks {
+		if b.runner {
+			continue
+		}
+		for i, l := range strings.Split(b.code, "\n") {
+			switch {
+			case strings.TrimSpace(l) == tourBaseLine && !set:
+				set = true
+			case strings.TrimSpace(l) == tourBaseLine:
+				return fmt.Errorf("README.md:%d: %s is set a second time", b.line+1+i, tourBaseLine)
+			case strings.Contains(l, tourAddr) || strings.Contains(l, "127.0.0.1:8080"):
+				return fmt.Errorf("README.md:%d: the runner's address outside %s (use $B): %s", b.line+1+i, tourBaseLine, l)
+			case !set && strings.TrimSpace(l) != "" && !strings.HasPrefix(strings.TrimSpace(l), "#"):
+				return fmt.Errorf("README.md:%d: a command before %s", b.line+1+i, tourBaseLine)
+			}
+		}
+	}
+	if !set {
+		return fmt.Errorf("the tour never sets %s", tourBaseLine)
+	}
+	return nil
+}
+
+func TestCheckBaseURL(t *testing.T) {
+	block := func(code string) []tourBlock { return []tourBlock{{line: 1, runner: true}, {line: 10, code: code}} }
+	for code, want := range map[string]string{
+		tourBaseLine + "\ncurl -s $B/orders\n":                    "",
+		"# a comment\n" + tourBaseLine + "\ncurl -s \"$B/x?y\"\n": "",
+		"curl -s $B/orders\n" + tourBaseLine + "\n":               "a command before",
+		tourBaseLine + "\ncurl -s localhost:8080/orders\n":        "outside",
+		tourBaseLine + "\ncurl -s 127.0.0.1:8080/orders\n":        "outside",
+		tourBaseLine + "\n" + tourBaseLine + "\n":                 "second time",
+		"curl -s x\n": "a command before",
+		"":            "never sets",
+	} {
+		err := checkBaseURL(block(code))
+		if want == "" && err != nil || want != "" && (err == nil || !strings.Contains(err.Error(), want)) {
+			t.Errorf("checkBaseURL(%q) = %v, want %q", code, err, want)
+		}
+	}
+}
+
 func TestParseTourRejectsUnmarkedBlocks(t *testing.T) {
 	bad := tourHeading + "\n\n```sh\ncurl localhost:8080\n```\n"
 	if _, err := parseTour(bad); err == nil || !strings.Contains(err.Error(), "without a <!-- tour -->") {
@@ -165,6 +215,9 @@ func TestReadmeTour(t *testing.T) {
 		if b.runner {
 			t.Fatalf("README.md:%d: only the first tour block may start the runner", b.line)
 		}
+	}
+	if err := checkBaseURL(blocks); err != nil {
+		t.Fatal(err)
 	}
 	bin := filepath.Join(t.TempDir(), "localcloud")
 	build := exec.Command("go", "build", "-o", bin, ".")
@@ -253,7 +306,8 @@ func runTour(t *testing.T, shell, addr string, blocks []tourBlock) {
 	}
 	for _, b := range blocks {
 		started := time.Now()
-		code := strings.ReplaceAll(b.code, tourAddr, addr)
+		// checkBaseURL made the B= line the only one naming the address.
+		code := strings.ReplaceAll(b.code, tourBaseLine, "B=http://"+addr)
 		if _, err := io.WriteString(stdin, code+"echo "+blockDone+"\n"); err != nil {
 			t.Fatalf("README.md:%d: the shell stopped before this block: %v", b.line, err)
 		}

@@ -24,7 +24,7 @@ const (
 	limitTmpBytes  = 700 << 20
 )
 
-// The project's own targets (issue 16), stricter than the limits.
+// The project's own targets, stricter than the limits.
 const (
 	targetBuildTime = 120 * time.Second
 	targetMaxRSS    = 500 << 20

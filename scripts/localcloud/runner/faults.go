@@ -48,6 +48,7 @@ import (
 	"ordersaga/shared/domain/queue"
 	"ordersaga/shared/domain/store"
 	"ordersaga/shared/kit/config"
+	"ordersaga/shared/transport/httpapi"
 	"ordersaga/shared/transport/mqtrigger"
 	"ordersaga/shared/transport/yc"
 	"ordersaga/shared/wiring/app"
@@ -303,12 +304,12 @@ func (f *faults) wrap(next http.Handler) http.Handler {
 		case http.MethodGet:
 		case http.MethodPatch:
 			if err := f.patch(r); err != nil {
-				writeFaultsJSON(w, http.StatusBadRequest, map[string]string{"error": err.Error()})
+				httpapi.WriteError(w, r, apperr.New(apperr.Invalid, "%s", err.Error()))
 				return
 			}
 		default:
 			w.Header().Set("Allow", "GET, PATCH")
-			writeFaultsJSON(w, http.StatusMethodNotAllowed, map[string]string{"error": "GET or PATCH " + faultsPath})
+			httpapi.WriteStatus(w, r, http.StatusMethodNotAllowed, "GET or PATCH "+faultsPath)
 			return
 		}
 		writeFaultsJSON(w, http.StatusOK, f.state())

@@ -8,6 +8,7 @@ import (
 
 	"ordersaga/shared/domain/apperr"
 	"ordersaga/shared/domain/queue"
+	"ordersaga/shared/transport/httpapi"
 )
 
 // sendHTTP is the console's (or `aws sqs send-message`'s) "send a message
@@ -17,7 +18,8 @@ import (
 // dead letter through it.
 func (rt *runner) sendHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
-		http.Error(w, `POST {"body": "...", "attributes": {...}}`, http.StatusMethodNotAllowed)
+		w.Header().Set("Allow", http.MethodPost)
+		httpapi.WriteStatus(w, r, http.StatusMethodNotAllowed, `POST {"body": "...", "attributes": {...}}`)
 		return
 	}
 	name := strings.Trim(strings.TrimPrefix(r.URL.Path, "/_queues/"), "/")
@@ -26,7 +28,7 @@ func (rt *runner) sendHTTP(w http.ResponseWriter, r *http.Request) {
 		known = known || q.Name == name
 	}
 	if !known {
-		http.Error(w, "no queue named "+name+" in triggers.yaml", http.StatusNotFound)
+		httpapi.WriteError(w, r, apperr.New(apperr.NotFound, "no queue named %q in triggers.yaml", name))
 		return
 	}
 	var in struct {
@@ -38,7 +40,7 @@ func (rt *runner) sendHTTP(w http.ResponseWriter, r *http.Request) {
 		err = json.Unmarshal(raw, &in)
 	}
 	if err != nil || in.Body == "" {
-		http.Error(w, `send {"body": "<non-empty>", "attributes": {...}}`, http.StatusBadRequest)
+		httpapi.WriteError(w, r, apperr.New(apperr.Invalid, `send {"body": "<non-empty>", "attributes": {...}}`))
 		return
 	}
 	res, err := rt.queue.SendBatch(r.Context(), rt.queueURL(name), []queue.OutMessage{{ID: "m", Body: in.Body, Attributes: in.Attributes}})
@@ -46,11 +48,10 @@ func (rt *runner) sendHTTP(w http.ResponseWriter, r *http.Request) {
 		err = res[0].Err
 	}
 	if err != nil {
-		status := http.StatusInternalServerError
-		if apperr.Is(err, apperr.Invalid) {
-			status = http.StatusBadRequest
+		if !apperr.Is(err, apperr.Invalid) {
+			err = apperr.Wrap(apperr.Internal, err, "%s", err.Error())
 		}
-		http.Error(w, err.Error(), status)
+		httpapi.WriteError(w, r, err)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")

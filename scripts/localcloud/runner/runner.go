@@ -13,7 +13,9 @@ import (
 	"github.com/google/uuid"
 
 	"ordersaga/shared/app/selfcheck"
+	"ordersaga/shared/domain/apperr"
 	"ordersaga/shared/domain/queue"
+	"ordersaga/shared/transport/httpapi"
 	"ordersaga/shared/transport/mqtrigger"
 	"ordersaga/shared/transport/yc"
 	"ordersaga/shared/wiring/app"
@@ -47,12 +49,12 @@ func (rt *runner) routes() http.Handler {
 func (rt *runner) api(w http.ResponseWriter, r *http.Request) {
 	ev, err := yc.NewHTTPRequestEvent(r, maxInvokeBytes)
 	if err != nil {
-		yc.WriteRequestEventError(w, err)
+		httpapi.WriteError(w, r, err)
 		return
 	}
 	raw, err := json.Marshal(ev)
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
+		httpapi.WriteError(w, r, apperr.Wrap(apperr.Internal, err, "encode the event"))
 		return
 	}
 	ctx := yc.WithInvocation(r.Context(), uuid.NewString(), "orderapi")
@@ -68,20 +70,19 @@ func (rt *runner) api(w http.ResponseWriter, r *http.Request) {
 // function's JSON result out.
 func (rt *runner) invokeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
-		http.Error(w, "POST the raw event JSON", http.StatusMethodNotAllowed)
+		w.Header().Set("Allow", http.MethodPost)
+		httpapi.WriteStatus(w, r, http.StatusMethodNotAllowed, "POST the raw event JSON")
 		return
 	}
 	name := strings.Trim(strings.TrimPrefix(r.URL.Path, "/_invoke/"), "/")
 	fn, ok := rt.functions[name]
 	if !ok {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusNotFound)
-		_ = json.NewEncoder(w).Encode(map[string]string{"errorMessage": "no function named " + name, "errorType": "FunctionNotFound"})
+		httpapi.WriteError(w, r, apperr.New(apperr.NotFound, "no function named %q", name))
 		return
 	}
 	raw, err := io.ReadAll(io.LimitReader(r.Body, maxInvokeBytes+1))
 	if err != nil || len(raw) > maxInvokeBytes {
-		http.Error(w, "request too large", http.StatusRequestEntityTooLarge)
+		httpapi.WriteError(w, r, apperr.New(apperr.TooLarge, "request body exceeds %d bytes", maxInvokeBytes))
 		return
 	}
 	res, err := rt.invoke(r.Context(), name, fn, raw)
@@ -222,7 +223,7 @@ func (rt *runner) queueURL(name string) string {
 // the local runner's default).
 func (rt *runner) metrics(w http.ResponseWriter, r *http.Request) {
 	if rt.metricsHandler == nil {
-		http.Error(w, "metrics are disabled: set ORDERSAGA_METRICS=prometheus", http.StatusNotFound)
+		httpapi.WriteError(w, r, apperr.New(apperr.NotFound, "metrics are disabled: set ORDERSAGA_METRICS=prometheus"))
 		return
 	}
 	rt.metricsHandler.ServeHTTP(w, r)

@@ -16,7 +16,7 @@ import (
 )
 
 // A Service built with zero fields gets config's defaults and a random
-// UUID generator: without one, Create used to panic.
+// UUID generator, so Create does not panic on a nil generator.
 func TestNewDefaultsAndRandomIDs(t *testing.T) {
 	st, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "orders.db"), sqlitestore.Options{})
 	if err != nil {

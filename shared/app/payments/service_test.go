@@ -232,7 +232,7 @@ func TestChargeInProgressAtProviderIsTransientAndUnrecorded(t *testing.T) {
 }
 
 // The policy's zero fields take config.Default()'s values (the attempt
-// timeout used to be 3 s against PAYMENT_TIMEOUT's 2 s).
+// timeout is PAYMENT_TIMEOUT's 2 s).
 func TestPolicyDefaultsAreConfigDefaults(t *testing.T) {
 	p := payments.NewPolicy(payments.PolicyConfig{})
 	if got, want := p.AttemptTimeout, config.Default().Payment.Timeout; got != want {

@@ -55,7 +55,7 @@ type Options struct {
 	// (tests use it to damage the final state).
 	AfterDrain func(ctx context.Context, a *app.App, st store.Store) error
 
-	// The modes below find the class of bug of issue 13. Each is off in the
+	// The modes below find ordering, settlement and liveness bugs. Each is off in the
 	// zero value (the sequential, deterministic run above); any of them turns
 	// on Strict.
 
@@ -86,7 +86,7 @@ type Options struct {
 	// periods longer than the payment step's retry budget. Report.Settings
 	// says what was drawn.
 	Vary bool
-	// Strict adds the checks of issue 13 to the classic ones: per-aggregate
+	// Strict adds the strict checks to the classic ones: per-aggregate
 	// event order on order-events, stock settlement ("reserved" is what
 	// orders in flight hold), every saga ends within a bounded drain, no
 	// order waits while its dead letters grow, every accepted order's events
@@ -159,7 +159,7 @@ func (o Options) mode() string {
 	return strings.Join(m, "+")
 }
 
-// strict reports whether the checks of issue 13 run.
+// strict reports whether the strict checks run.
 func (o Options) strict() bool {
 	return o.Strict || o.multi() || o.Unicode || o.InTx || o.Advancing > 0 || o.Outages || o.Sharded
 }

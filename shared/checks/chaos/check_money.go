@@ -16,7 +16,7 @@ import (
 // reserved is exactly what the live reservations hold. After the drain no
 // order is in flight, so reserved is only what failed sagas (dead-lettered,
 // awaiting an operator) still hold, and sold is what CONFIRMED orders
-// bought (issue 13, finding 8).
+// bought.
 func (c *checker) stockConserved() {
 	held, bought, failedHeld := map[string]int64{}, map[string]int64{}, map[string]int64{}
 	for _, id := range c.s.resIDs {

@@ -11,7 +11,7 @@ import (
 	"ordersaga/shared/domain/store"
 )
 
-// strictChecks are the checks of issue 13 (Options.Strict), each under its
+// strictChecks are the strict checks (Options.Strict), each under its
 // own name in Report.ViolationsBy.
 func (c *checker) strictChecks() {
 	for _, ck := range []struct {

@@ -23,7 +23,7 @@ import (
 	"ordersaga/shared/wiring/app"
 )
 
-// Targets are issue 12's round-trip targets per operation (0: none).
+// Targets are the round-trip targets per operation (0: none).
 var Targets = map[string]int{
 	"new order":           4,
 	"replay":              2,
@@ -31,7 +31,7 @@ var Targets = map[string]int{
 	"idle recovery run":   10,
 }
 
-// StepTarget is issue 12's target of every saga step.
+// StepTarget is the round-trip target of every saga step.
 const StepTarget = 3
 
 // Ceilings are what the adapter needs today where a target is not met
@@ -56,8 +56,8 @@ type Op struct {
 // dir (new order with its fast-path dispatch, a replay, every saga step as
 // delivered by the queue, a relay run over 10 pending events, a recovery
 // run with nothing to do) and returns the YDB round trips of each.
-// immediate selects the adapter's ImmediateWrites (its behaviour before
-// issue 12 item 6).
+// immediate selects the adapter's ImmediateWrites (every write sent on its
+// own round trip instead of deferred to the commit).
 func Measure(ctx context.Context, dir string, immediate bool) ([]Op, error) {
 	path := filepath.Join(dir, "trips.db")
 	st, err := sqlitestore.Open(ctx, path, sqlitestore.Options{})

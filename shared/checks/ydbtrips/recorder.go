@@ -1,5 +1,5 @@
 // Package ydbtrips counts the YDB round trips of ordersaga's business
-// operations without a YDB server (issue 12, "measured targets").
+// operations without a YDB server, to hold them to their targets.
 //
 // The business code runs unchanged on the SQLite store. Every transaction
 // it opens is run a second time, call by call, by the YDB adapter over a

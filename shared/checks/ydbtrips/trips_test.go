@@ -7,7 +7,7 @@ import (
 )
 
 // TestRoundTripTargets fails when an operation needs more YDB round trips
-// than issue 12's target for it.
+// than its target (Targets, StepTarget).
 func TestRoundTripTargets(t *testing.T) {
 	ops, err := Measure(context.Background(), t.TempDir(), false)
 	if err != nil {

@@ -64,6 +64,16 @@ type FieldError struct {
 	Detail  string `json:"detail"`
 }
 
+// Describe says what is wrong in words: "field /items/0/sku must be a
+// string", or, when the pointer is empty (the whole document, RFC 6901),
+// whole followed by the detail ("request body is not valid JSON: …").
+func (f FieldError) Describe(whole string) string {
+	if f.Pointer == "" {
+		return whole + " " + f.Detail
+	}
+	return "field " + f.Pointer + " " + f.Detail
+}
+
 // Error is an error with a Kind. Msg is safe to show to callers; Err (if any)
 // is the underlying cause and may hold internals that must not be shown.
 type Error struct {

@@ -63,7 +63,7 @@ func TestCatalogIsWellFormed(t *testing.T) {
 	}
 }
 
-// The product's metric set (requirements.md item 9 and issue 8) must all be catalogued
+// The product's metric set (requirements.md item 9) must all be catalogued
 // with these label sets.
 func TestCatalogHasTheRequiredSet(t *testing.T) {
 	want := map[string][]string{

@@ -77,15 +77,15 @@ func DecodeRequestBytes(body []byte) (Request, error) {
 	// another parser could read the same bytes differently.
 	if fe := jsonstrict.Check(body); fe != nil {
 		if fe.Pointer == "" {
-			return Request{}, apperr.New(apperr.Invalid, "request body %s", fe.Detail)
+			return Request{}, apperr.New(apperr.Invalid, "%s", fe.Describe("request body"))
 		}
-		return Request{}, apperr.Invalidf([]apperr.FieldError{*fe}, "field %s %s", fe.Pointer, fe.Detail)
+		return Request{}, apperr.Invalidf([]apperr.FieldError{*fe}, "%s", fe.Describe("request body"))
 	}
 	// Exact member names: encoding/json would also fill customer_id from
 	// "CUSTOMER_ID" (or sku from "ſku"), a second spelling another parser
 	// reads as a different member.
 	if fe := jsonstrict.CheckFields(body, reflect.TypeOf(Request{})); fe != nil {
-		return Request{}, apperr.Invalidf([]apperr.FieldError{*fe}, "field %s %s", fe.Pointer, fe.Detail)
+		return Request{}, apperr.Invalidf([]apperr.FieldError{*fe}, "%s", fe.Describe("request body"))
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()

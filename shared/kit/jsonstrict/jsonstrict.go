@@ -100,6 +100,10 @@ func Check(data []byte) *apperr.FieldError {
 		switch {
 		case errors.Is(err, io.EOF) && !started:
 			return &apperr.FieldError{Pointer: "", Detail: "is empty; expected a JSON value"}
+		case errors.Is(err, io.EOF) && len(stack) > 0:
+			// The decoder reports a document cut inside an object or
+			// array as a plain end of input.
+			return &apperr.FieldError{Pointer: "", Detail: "is not valid JSON: unexpected end of input"}
 		case errors.Is(err, io.EOF):
 			return nil
 		case err != nil:

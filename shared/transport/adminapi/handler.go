@@ -92,7 +92,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		target.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), callerKey{}, caller)))
 	case len(allowed) > 0:
 		w.Header().Set("Allow", strings.Join(allowed, ", "))
-		writeProblem(w, r, http.StatusMethodNotAllowed, r.Method+" is not allowed on "+r.URL.Path)
+		httpapi.WriteStatus(w, r, http.StatusMethodNotAllowed, r.Method+" is not allowed on "+r.URL.Path)
 	default:
 		writeErr(w, r, apperr.New(apperr.NotFound, "no admin route for %s %s", r.Method, r.URL.Path))
 	}

@@ -39,7 +39,7 @@ func readBody(r *http.Request, required bool, allowed ...string) (map[string]jso
 	// member named twice, so no two parsers can read different values.
 	if len(bytes.TrimSpace(data)) > 0 {
 		if fe := jsonstrict.Check(data); fe != nil {
-			return nil, apperr.Invalidf([]apperr.FieldError{*fe}, "invalid request body: %s %s", fe.Pointer, fe.Detail)
+			return nil, apperr.Invalidf([]apperr.FieldError{*fe}, "%s", fe.Describe("the request body"))
 		}
 	}
 	out := map[string]json.RawMessage{}
@@ -170,20 +170,10 @@ func queryErrors(err error) error {
 	return apperr.Invalidf(out, "invalid query: %s %s", out[0].Pointer, out[0].Detail)
 }
 
-// writeProblem writes a problem+json for statuses apperr has no kind for (405, 415).
-func writeProblem(w http.ResponseWriter, r *http.Request, status int, detail string) {
-	body, _ := json.Marshal(httpapi.Problem{Type: "about:blank", Title: http.StatusText(status), Status: status,
-		Detail: detail, Instance: r.URL.Path})
-	w.Header().Set("Content-Type", "application/problem+json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
-}
-
 // writeErr writes err as problem+json (httpapi.WriteError, plus 415).
 func writeErr(w http.ResponseWriter, r *http.Request, err error) {
 	if errors.Is(err, errUnsupportedMedia) {
-		writeProblem(w, r, http.StatusUnsupportedMediaType, err.Error())
+		httpapi.WriteStatus(w, r, http.StatusUnsupportedMediaType, err.Error())
 		return
 	}
 	httpapi.WriteError(w, r, err)

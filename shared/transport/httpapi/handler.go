@@ -6,6 +6,7 @@ import (
 	"mime"
 	"net/http"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -104,8 +105,7 @@ func (h *handler) wrap(rt *Router) http.Handler {
 			target.ServeHTTP(rec, r)
 		case len(allowed) > 0:
 			rec.Header().Set("Allow", strings.Join(allowed, ", "))
-			writeProblem(rec, Problem{Type: problemBase + "method-not-allowed", Title: "Method Not Allowed", Status: 405,
-				Detail: r.Method + " is not allowed on " + r.URL.Path, Instance: r.URL.Path})
+			WriteStatus(rec, r, http.StatusMethodNotAllowed, r.Method+" is not allowed on "+r.URL.Path)
 		default:
 			WriteError(rec, r, apperr.New(apperr.NotFound, "no route for %s %s", r.Method, r.URL.Path))
 		}
@@ -125,8 +125,7 @@ func (h *handler) createOrder(w http.ResponseWriter, r *http.Request) {
 	if ct := r.Header.Get("Content-Type"); ct != "" {
 		mt, _, perr := mime.ParseMediaType(ct)
 		if perr != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
-			writeProblem(w, Problem{Type: problemBase + "unsupported-media-type", Title: "Unsupported Media Type", Status: 415,
-				Detail: "send the order as application/json", Instance: r.URL.Path})
+			WriteStatus(w, r, http.StatusUnsupportedMediaType, "send the order as application/json")
 			return
 		}
 	}
@@ -174,7 +173,9 @@ func (h *handler) createOrder(w http.ResponseWriter, r *http.Request) {
 	}
 	h.d.Log.Info("order accepted", "idempotency_key", key, "order_id", resp.OrderID, "saga_id", resp.SagaID,
 		"replayed", resp.Replayed, "request_id", reqID, "caller", caller.Subject)
-	writeRaw(w, resp.Status, resp.Body)
+	// The stored body (replayed byte for byte) ends in a newline on the
+	// wire, as every JSON body here does; the copy leaves it untouched.
+	writeRaw(w, resp.Status, append(slices.Clip(resp.Body), '\n'))
 }
 
 // maxRequestID bounds the platform request id copied into message attributes.

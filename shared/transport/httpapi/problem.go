@@ -111,18 +111,6 @@ func problemType(err error, status int) string {
 // WriteError writes err as problem+json. Internal errors never leak their text.
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	status := StatusFor(r, err)
-	title := http.StatusText(status)
-	if status == StatusClientClosedRequest {
-		title = "Client Closed Request"
-	}
-	p := Problem{
-		Type:     problemType(err, status),
-		Title:    title,
-		Status:   status,
-		Detail:   apperr.Message(err),
-		Instance: r.URL.Path,
-		Errors:   apperr.Fields(err),
-	}
 	switch status {
 	case http.StatusConflict:
 		if errors.Is(err, idempotency.ErrInProgress) {
@@ -133,24 +121,62 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	case http.StatusUnauthorized:
 		w.Header().Set("WWW-Authenticate", `Bearer realm="ordersaga"`)
 	}
-	writeProblem(w, p)
+	writeProblem(w, problemFor(err, status, r.URL.Path))
+}
+
+// ProblemBody returns the status and the problem+json body WriteError
+// writes for err at path instance, for answers built without a
+// ResponseWriter (an API Gateway response). Retry-After and
+// WWW-Authenticate are the caller's to add.
+func ProblemBody(err error, instance string) (int, []byte) {
+	p := problemFor(err, StatusOf(err), instance)
+	return p.Status, encodeProblem(p)
+}
+
+// WriteStatus writes a problem+json for a status no error kind maps to
+// (405, 415), in the shape WriteError uses.
+func WriteStatus(w http.ResponseWriter, r *http.Request, status int, detail string) {
+	writeProblem(w, Problem{Type: problemType(nil, status), Title: http.StatusText(status), Status: status,
+		Detail: detail, Instance: r.URL.Path})
+}
+
+func problemFor(err error, status int, instance string) Problem {
+	title := http.StatusText(status)
+	if status == StatusClientClosedRequest {
+		title = "Client Closed Request"
+	}
+	return Problem{
+		Type:     problemType(err, status),
+		Title:    title,
+		Status:   status,
+		Detail:   apperr.Message(err),
+		Instance: instance,
+		Errors:   apperr.Fields(err),
+	}
+}
+
+// encodeProblem encodes p, ending in a newline like every JSON body here.
+func encodeProblem(p Problem) []byte {
+	body, _ := json.Marshal(p) // strings, ints and FieldErrors always encode
+	return append(body, '\n')
 }
 
 func writeProblem(w http.ResponseWriter, p Problem) {
-	body, _ := json.Marshal(p)
+	body := encodeProblem(p)
 	w.Header().Set("Content-Type", "application/problem+json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 	w.WriteHeader(p.Status)
 	_, _ = w.Write(body)
 }
 
-// WriteJSON writes v as application/json with status.
+// WriteJSON writes v as application/json with status, ending the body in a
+// newline (so a terminal shows the prompt on its own line).
 func WriteJSON(w http.ResponseWriter, status int, v any) {
 	body, err := json.Marshal(v)
 	if err != nil {
 		status, body = 500, []byte(`{"type":"about:blank","title":"Internal Server Error","status":500}`)
 	}
-	writeRaw(w, status, body)
+	writeRaw(w, status, append(body, '\n'))
 }
 
 func writeRaw(w http.ResponseWriter, status int, body []byte) {

@@ -2,7 +2,6 @@ package yc
 
 import (
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"io"
 	"mime"
@@ -24,7 +23,7 @@ import (
 // into U+FFFD, so two different requests ("k\xff", "k\xfe") would become
 // one. Errors: apperr.Invalid for such text, apperr.TooLarge when the body
 // exceeds maxBody, apperr.Transient when reading the body fails
-// (WriteRequestEventError answers each as the platform would).
+// (httpapi.WriteError answers each in the API's problem+json shape).
 func NewHTTPRequestEvent(r *http.Request, maxBody int64) (HTTPRequest, error) {
 	if err := checkRequestText(r); err != nil {
 		return HTTPRequest{}, err
@@ -92,23 +91,6 @@ func checkRequestText(r *http.Request) error {
 		}
 	}
 	return nil
-}
-
-// WriteRequestEventError answers a request NewHTTPRequestEvent refused:
-// 400 problem+json for text that is not UTF-8 (as orderapi answers such an
-// event), 413 for a body over the limit, 500 otherwise.
-func WriteRequestEventError(w http.ResponseWriter, err error) {
-	status, title := http.StatusInternalServerError, "Internal Server Error"
-	switch {
-	case apperr.Is(err, apperr.Invalid):
-		status, title = http.StatusBadRequest, "Bad Request"
-	case apperr.Is(err, apperr.TooLarge):
-		status, title = http.StatusRequestEntityTooLarge, "Content Too Large"
-	}
-	body, _ := json.Marshal(map[string]any{"type": "about:blank", "title": title, "status": status, "detail": apperr.Message(err)})
-	w.Header().Set("Content-Type", "application/problem+json")
-	w.WriteHeader(status)
-	_, _ = w.Write(body)
 }
 
 // splitMulti returns the last-value and all-values forms of m (nil when empty).

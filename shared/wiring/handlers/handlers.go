@@ -6,11 +6,11 @@ package handlers
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"time"
 
 	"ordersaga/shared/domain/apperr"
+	"ordersaga/shared/transport/httpapi"
 	"ordersaga/shared/transport/yc"
 	"ordersaga/shared/wiring/app"
 )
@@ -85,8 +85,8 @@ func orderAPI(ctx context.Context, a *app.App, raw []byte) (*yc.HTTPResponse, er
 	resp, err := yc.ServeEvent(a.HTTP, ctx, raw)
 	if err != nil {
 		// A malformed gateway event: answer 400 problem+json, never a 502.
-		body, _ := json.Marshal(map[string]any{"type": "about:blank", "title": "Bad Request", "status": 400, "detail": apperr.Message(err)})
-		return &yc.HTTPResponse{StatusCode: 400, Headers: map[string]string{"Content-Type": "application/problem+json"}, Body: string(body)}, nil
+		status, body := httpapi.ProblemBody(apperr.Wrap(apperr.Invalid, err, "%s", apperr.Message(err)), "")
+		return &yc.HTTPResponse{StatusCode: status, Headers: map[string]string{"Content-Type": "application/problem+json"}, Body: string(body)}, nil
 	}
 	return &resp, nil
 }
@@ -117,8 +117,8 @@ var coldStartLog = app.NewLogger(os.Stderr, "info")
 // cause goes to the log, not to the client.
 func ColdStartFailed(err error) *yc.HTTPResponse {
 	coldStartLog.Error("cold start failed", "error", err.Error())
-	body, _ := json.Marshal(map[string]any{"type": "about:blank", "title": "Service Unavailable", "status": 503,
-		"detail": "the service is starting or misconfigured; retry later with the same Idempotency-Key"})
-	return &yc.HTTPResponse{StatusCode: 503, Body: string(body),
+	status, body := httpapi.ProblemBody(apperr.New(apperr.Transient,
+		"the service is starting or misconfigured; retry later with the same Idempotency-Key"), "")
+	return &yc.HTTPResponse{StatusCode: status, Body: string(body),
 		Headers: map[string]string{"Content-Type": "application/problem+json", "Retry-After": "5"}}
 }

@@ -2,7 +2,7 @@
 // indexes would otherwise start with a low-cardinality state followed by a
 // time (sagas, idempotency_keys; schema/ydb/0013_buckets.sql). The column
 // spreads those index keys over N prefixes, so writes land in N index
-// partitions instead of one (issue 12 item 5; docs/ydb.md, "Indexes").
+// partitions instead of one (docs/ydb.md, "Indexes").
 //
 // The value is a pure function of the row's primary key, so it never
 // changes while the row exists. Both adapters write it on insert (the

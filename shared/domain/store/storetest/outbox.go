@@ -210,8 +210,8 @@ func testOutboxListDue(t *testing.T, s store.Store) {
 
 // testEarliestPendingIgnoresClocks: an aggregate's events go out in the
 // order their transactions wrote them, even when a later writer's clock is
-// behind (issue 13 item 7: with a 3 s skew order.confirmed overtook
-// order.created). Updates keep a row's place.
+// behind (with a 3 s skew, ordering by the writer's clock would let
+// order.confirmed overtake order.created). Updates keep a row's place.
 func testEarliestPendingIgnoresClocks(t *testing.T, s store.Store) {
 	base := window()
 	agg := newID("agg-skew")

@@ -14,8 +14,8 @@ func init() {
 
 // testDeadOrderEventBlocks: a dead row bound for order-events stays its
 // aggregate's earliest blocking row, so a later event of the order never
-// overtakes it (review finding: order.confirmed went out before a dead
-// order.created that an operator redrove later); a discarded one no longer
+// overtakes it (order.confirmed must not go out before a dead
+// order.created that an operator redrives later); a discarded one no longer
 // blocks; a dead saga command never blocks the saga's next command.
 func testDeadOrderEventBlocks(t *testing.T, s store.Store) {
 	base := window()

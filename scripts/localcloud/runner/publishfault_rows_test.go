@@ -1,8 +1,8 @@
 package runner
 
-// Review test of commit a56aa66 (a message sent in the transaction is its
-// own outbox entry, no outbox row is written for it) against the local
-// runner's publish fault: with LOCAL_FAULT_PUBLISH_SKU set, order-events
+// The local fast path (a message sent in the transaction is its own outbox
+// entry, no outbox row is written for it) against the local runner's
+// publish fault: with LOCAL_FAULT_PUBLISH_SKU set, order-events
 // messages must not be sent in the transaction (the fault could not see
 // the order there), so their rows must still be inserted pending, and the
 // fault must hold back exactly the SKU's order.
@@ -21,7 +21,7 @@ import (
 	"ordersaga/shared/wiring/triggers"
 )
 
-func TestReview3PublishFaultKeepsOrderEventRowsPending(t *testing.T) {
+func TestPublishFaultKeepsOrderEventRowsPending(t *testing.T) {
 	env := map[string]string{envFaultPublishSKU: "sku-4"}
 	f, err := newFaults(config.Default(), &triggers.File{}, func(k string) string { return env[k] })
 	if err != nil {

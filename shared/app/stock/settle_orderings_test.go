@@ -18,12 +18,12 @@ func settle(s store.Store, sagaID string) error {
 	})
 }
 
-// TestSettleReleaseOrderings_Review: every ordering of settle and
+// TestSettleReleaseOrderings: every ordering of settle and
 // release on a real SQLite file keeps available + reserved + sold equal to
 // the seed, never counts a unit twice, and never gives back a sold unit
 // (holds); a repeated Reserve of a settled saga answers "reservation
 // already released" (Rejected) instead of its recorded outcome (fails).
-func TestSettleReleaseOrderings_Review(t *testing.T) {
+func TestSettleReleaseOrderings(t *testing.T) {
 	ctx := context.Background()
 	s, db := newServiceStore(t, map[string]int64{"a": 10})
 	line := []inventory.Line{{SKU: "a", Quantity: 3}}

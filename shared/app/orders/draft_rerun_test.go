@@ -1,9 +1,9 @@
 package orders
 
-// Review tests of commit 464f7d5 ("orders: draft a new order before its
-// transaction; draft again only after a long wait") and of the local fast
-// path that writes no outbox row for a message sent in the transaction
-// (a56aa66).
+// Tests of the early draft (a new order is drafted before its transaction
+// and drafted again only after a long wait) and of the local fast path that
+// writes no outbox row for a message sent in the transaction, when the
+// store reruns the transaction's closure.
 
 import (
 	"context"
@@ -31,7 +31,7 @@ import (
 	"ordersaga/shared/transport/identity"
 )
 
-var errRerun = errors.New("review3: roll the first run back")
+var errRerun = errors.New("roll the first run back")
 
 // rerunStore runs every InTx closure twice, as store.Store.InTx allows ("the
 // adapter may run fn more than once"; sqlitestore's group commit does so
@@ -84,14 +84,14 @@ func (p *inPlacePublisher) Dispatch(_ context.Context, events []outbox.Event) {
 	p.dispatched = append(p.dispatched, events...)
 }
 
-func review3Cmd(key string) CreateCommand {
+func rerunCmd(key string) CreateCommand {
 	return CreateCommand{Caller: identity.Identity{Subject: "c"}, Key: key, RequestID: "r-" + key,
 		Request: order.Request{CustomerID: "c", Currency: "RUB", Items: []order.Item{{SKU: "a", Quantity: 1, UnitPriceMinor: 10}}}}
 }
 
-func openReview3Store(t *testing.T) *sqlitestore.Store {
+func openRerunStore(t *testing.T) *sqlitestore.Store {
 	t.Helper()
-	st, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "review3.db"), sqlitestore.Options{})
+	st, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "rerun.db"), sqlitestore.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,31 +99,23 @@ func openReview3Store(t *testing.T) *sqlitestore.Store {
 	return st
 }
 
-// BUG (latent, 464f7d5): the early draft's rows (draft.events) are built
-// once, before InTx, and the same slice is handed to PublishInTx on every
-// run of the closure. Before 464f7d5 writeRest built the rows afresh inside
-// the closure, so a run that was rolled back could not leak anything into
-// the next one. Now a TxPublisher that marks the rows in the slice it was
-// given (the interface does not forbid it) marks the early draft itself: the
-// rolled-back first run's "published" survives into the second run, whose
-// publish is refused, so writeRest skips the InsertOutbox of both rows
-// (a56aa66: "sent in tx: its queue message is its outbox entry") and the
-// committed order has no saga.advance and no order.created anywhere — not in
-// the outbox, not in a queue. The saga never starts.
-//
-// relay.PublishInTx copies its input, so the shipped stack is not hit; the
-// Service relies on that undocumented property. Fix: copy d.events in
-// writeRest before publishing (slices.Clone), or document on TxPublisher
-// that it must not modify its argument.
-func TestReview3RolledBackInTxPublishDoesNotLeakIntoTheRerun(t *testing.T) {
-	st := openReview3Store(t)
+// The early draft's rows (draft.events) are built once, before InTx, and
+// the closure may run more than once. A TxPublisher may mark the rows in the
+// slice it was given, so each run must publish a copy: otherwise a
+// rolled-back first run's "published" marks survive into the second run,
+// whose publish is refused, writeRest skips the InsertOutbox of both rows
+// (a message sent in the transaction is its own outbox entry), and the
+// committed order has no saga.advance and no order.created anywhere — the
+// saga never starts.
+func TestRolledBackInTxPublishDoesNotLeakIntoTheRerun(t *testing.T) {
+	st := openRerunStore(t)
 	rs := &rerunStore{Store: st}
 	pub := &inPlacePublisher{}
 	s, err := New(Config{Store: rs, Dispatcher: pub})
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := s.Create(context.Background(), review3Cmd("k-rerun"))
+	resp, err := s.Create(context.Background(), rerunCmd("k-rerun"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,14 +227,14 @@ func (ls *localStack) messages(t *testing.T) (perEvent map[string]int, perOrder 
 // after a first run that claimed the key, wrote the order and its saga and
 // stored both queue messages in the transaction, then rolled back: exactly
 // one order, one message per event, no outbox row, each event counted once.
-func TestReview3EarlyDraftReusedAcrossARolledBackRunOfTheRealFastPath(t *testing.T) {
+func TestEarlyDraftReusedAcrossARolledBackRunOfTheRealFastPath(t *testing.T) {
 	ls := newLocalStack(t)
 	rs := &rerunStore{Store: ls.st}
 	s, err := New(Config{Store: rs, Dispatcher: ls.rl})
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp, err := s.Create(context.Background(), review3Cmd("k-real"))
+	resp, err := s.Create(context.Background(), rerunCmd("k-real"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -280,7 +272,7 @@ type failingPublisher struct {
 	held   bool
 }
 
-var errReview3Fail = apperr.New(apperr.Internal, "review3: this order fails after its in-transaction send")
+var errAfterInTxSend = apperr.New(apperr.Internal, "this order fails after its in-transaction send")
 
 func (p *failingPublisher) PublishInTx(ctx context.Context, tx store.Tx, events []outbox.Event) ([]outbox.Event, error) {
 	p.holdMu.Lock()
@@ -296,7 +288,7 @@ func (p *failingPublisher) PublishInTx(ctx context.Context, tx store.Tx, events 
 	}
 	for _, e := range events {
 		if k := e.Metadata[outbox.AttrIdempotencyKey]; len(k) > 5 && k[:5] == "fail-" {
-			return nil, errReview3Fail
+			return nil, errAfterInTxSend
 		}
 	}
 	return out, nil
@@ -321,7 +313,7 @@ func (s *countingStore) InTx(ctx context.Context, fn func(context.Context, store
 // (each member's fn runs again with its early draft). Every order that
 // succeeded has exactly one message per event and no outbox row; a failed
 // one has none; outbox_published counts each sent event once.
-func TestReview3GroupRerunWithInTxSendsSendsEachEventOnce(t *testing.T) {
+func TestGroupRerunWithInTxSendsSendsEachEventOnce(t *testing.T) {
 	ls := newLocalStack(t)
 	cs := &countingStore{Store: ls.st}
 	pub := &failingPublisher{Relay: ls.rl, gate: make(chan struct{})}
@@ -341,7 +333,7 @@ func TestReview3GroupRerunWithInTxSendsSendsEachEventOnce(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			resps[i], errs[i] = s.Create(context.Background(), review3Cmd(key))
+			resps[i], errs[i] = s.Create(context.Background(), rerunCmd(key))
 		}()
 	}
 	// Release the first caller once every caller has entered InTx (the
@@ -368,7 +360,7 @@ func TestReview3GroupRerunWithInTxSendsSendsEachEventOnce(t *testing.T) {
 	for i := 0; i < n; i++ {
 		failing := i%4 == 3
 		switch {
-		case failing && !errors.Is(errs[i], errReview3Fail):
+		case failing && !errors.Is(errs[i], errAfterInTxSend):
 			t.Errorf("order %d: %v, want the injected failure", i, errs[i])
 		case !failing && errs[i] != nil:
 			t.Errorf("order %d: %v", i, errs[i])
@@ -402,8 +394,8 @@ func (s hidingStore) InTx(ctx context.Context, fn func(context.Context, store.Tx
 // early draft: a new key, a replay, a mismatch, and the takeover of an
 // expired key after the clock jumped past its TTL. The takeover writes a
 // new order with its rows, stamped at the jumped time; the old order stays.
-func TestReview3EarlyDraftOnTheReadThenWritePath(t *testing.T) {
-	st := openReview3Store(t)
+func TestEarlyDraftOnTheReadThenWritePath(t *testing.T) {
+	st := openRerunStore(t)
 	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	clock := fakeclock.New(t0)
 	disp := &recordingDispatcher{}
@@ -412,15 +404,15 @@ func TestReview3EarlyDraftOnTheReadThenWritePath(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	first, err := s.Create(ctx, review3Cmd("k-ydb"))
+	first, err := s.Create(ctx, rerunCmd("k-ydb"))
 	if err != nil || first.Replayed {
 		t.Fatalf("first: %+v %v", first, err)
 	}
-	again, err := s.Create(ctx, review3Cmd("k-ydb"))
+	again, err := s.Create(ctx, rerunCmd("k-ydb"))
 	if err != nil || !again.Replayed || again.OrderID != first.OrderID {
 		t.Fatalf("replay: %+v %v", again, err)
 	}
-	other := review3Cmd("k-ydb")
+	other := rerunCmd("k-ydb")
 	other.Request.Items[0].Quantity = 2
 	if _, err := s.Create(ctx, other); !errors.Is(err, idempotency.ErrFingerprintMismatch) {
 		t.Fatalf("mismatch: %v", err)
@@ -458,12 +450,12 @@ func TestReview3EarlyDraftOnTheReadThenWritePath(t *testing.T) {
 // order, no message, no outbox row — and the next order on the same stack
 // is written and sent normally (the writer is not left in a broken
 // transaction).
-func TestReview3FailedQueueInsertFailsTheOrderAndLeavesNothing(t *testing.T) {
+func TestFailedQueueInsertFailsTheOrderAndLeavesNothing(t *testing.T) {
 	ls := newLocalStack(t)
 	err := ls.st.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
-		_, err := tx.(store.SQLTx).ExecContext(ctx, `CREATE TRIGGER review3_abort BEFORE INSERT ON queue_messages
+		_, err := tx.(store.SQLTx).ExecContext(ctx, `CREATE TRIGGER refuse_queue_insert BEFORE INSERT ON queue_messages
 			WHEN json_extract(NEW.attributes, '$.`+outbox.AttrIdempotencyKey+`') = 'k-bad'
-			BEGIN SELECT RAISE(ABORT, 'review3: queue insert refused'); END`)
+			BEGIN SELECT RAISE(ABORT, 'queue insert refused'); END`)
 		return err
 	})
 	if err != nil {
@@ -473,10 +465,10 @@ func TestReview3FailedQueueInsertFailsTheOrderAndLeavesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Create(context.Background(), review3Cmd("k-bad")); err == nil {
+	if _, err := s.Create(context.Background(), rerunCmd("k-bad")); err == nil {
 		t.Fatal("the order whose queue insert failed was created")
 	}
-	good, err := s.Create(context.Background(), review3Cmd("k-good"))
+	good, err := s.Create(context.Background(), rerunCmd("k-good"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// TestCaseVariantSingleHeadersAreNotDroppedAtRandom_Review: HTTP header
+// TestCaseVariantSingleHeadersAreNotDroppedAtRandom: HTTP header
 // names are case-insensitive, and the event's single-value "headers" map
 // may hold two spellings of one name (a client sent both; nothing in the
 // platform docs promises they are merged). ToHTTPRequest keeps whichever
@@ -15,7 +15,7 @@ import (
 // handler's "send exactly one Idempotency-Key header" refusal never sees
 // the second value. Both values must reach the request (then the handler
 // refuses), or the event must be refused.
-func TestCaseVariantSingleHeadersAreNotDroppedAtRandom_Review(t *testing.T) {
+func TestCaseVariantSingleHeadersAreNotDroppedAtRandom(t *testing.T) {
 	ev := HTTPRequest{HTTPMethod: "POST", Path: "/orders", Headers: map[string]string{
 		"idempotency-key": "k1", "Idempotency-Key": "k2", "IDEMPOTENCY-KEY": "k3",
 	}}

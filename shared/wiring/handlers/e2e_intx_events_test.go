@@ -1,7 +1,7 @@
 package handlers
 
-// Review test of commit a56aa66 (locally, a message sent in the transaction
-// is its own outbox entry; no outbox row is written for it), end to end:
+// The local fast path (a message sent in the transaction is its own outbox
+// entry; no outbox row is written for it), end to end:
 // the saga's steps, chained in place, write their commands and order events
 // in their own transactions through the same in-transaction path.
 
@@ -25,7 +25,7 @@ import (
 // outbox keeps no pending or dead row (only the published rows of commands
 // run in place); outbox_published_total{order-events} counts each event
 // once.
-func TestReview3InTxEventsEndToEndOnceAndInOrder(t *testing.T) {
+func TestInTxEventsEndToEndOnceAndInOrder(t *testing.T) {
 	s := newSuite(t, nil)
 	ids := map[string]string{} // order id -> final event type
 	for key, c := range map[string]struct{ body, final string }{

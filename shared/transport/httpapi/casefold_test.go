@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestRefusesMembersThatDecodeIntoTheSameField_Review: encoding/json matches
+// TestRefusesMembersThatDecodeIntoTheSameField: encoding/json matches
 // member names to struct fields case-insensitively (with Unicode simple
 // folding: "ſ" U+017F folds to "s", "K" U+212A to "k"), so two members that
 // jsonstrict sees as distinct ("customer_id" and "CUSTOMER_ID") both land in
@@ -14,7 +14,7 @@ import (
 // a log pipeline, a consumer) reads the first. That is exactly the
 // two-parsers ambiguity the duplicate-member rule exists to refuse: a 400,
 // and nothing written.
-func TestRefusesMembersThatDecodeIntoTheSameField_Review(t *testing.T) {
+func TestRefusesMembersThatDecodeIntoTheSameField(t *testing.T) {
 	e := newAPI(t)
 	for i, tc := range []struct{ name, body string }{
 		{"upper case top level", `{"customer_id":"alice","CUSTOMER_ID":"mallory","currency":"RUB","items":[{"sku":"s","quantity":1,"unit_price_minor":1}]}`},
