@@ -1,7 +1,7 @@
 package ydbstore
 
 // ReadBound is what one list query may read, by its LIMIT and index
-// (issue 12 items 3-5; docs/ydb.md "Rows read").
+// (docs/ydb.md "Rows read").
 type ReadBound struct {
 	Query string // the yql const, or the q var of a built query
 	Index string // the index or key range it reads

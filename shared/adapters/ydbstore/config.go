@@ -54,7 +54,7 @@ type Config struct {
 	// YDB reports a retryable status; DefaultMaxAttempts if <= 0.
 	MaxAttempts int
 	// ImmediateWrites sends every write as its own statement after a key or
-	// version read, as the adapter did before issue 12 item 6. Off (the
+	// version read. Off (the
 	// default), writes are deferred and sent together, with the commit
 	// (deferred.go). Kept for comparison (package ydbtrips measures both)
 	// and used by itself for the rerun after a deferred precondition failed.

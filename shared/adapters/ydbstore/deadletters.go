@@ -230,7 +230,7 @@ func shapeOf(f dlq.Filter, cursor cursorKind) deadLetterShape {
 }
 
 // deadLetterListYQL returns the one query text of a filter shape, built from
-// fixed fragments (issue 12 item 3: no "$x IS NULL OR" filter, no ORDER BY
+// fixed fragments (no "$x IS NULL OR" filter, no ORDER BY
 // expression). It reads idx_status_last_failed (status, last_failed_at)
 // with a status, idx_last_failed (last_failed_at) without, in two branches:
 //

@@ -13,7 +13,7 @@ import (
 	"ordersaga/shared/domain/apperr"
 )
 
-// Deferred writes (issue 12 item 6).
+// Deferred writes.
 //
 // A read-write transaction sends its writes together: every INSERT, UPSERT
 // and DELETE of the closure is queued and sent as one multi-statement query

@@ -68,7 +68,7 @@ DELETE FROM idempotency_keys WHERE scope = $scope AND idem_key = $idem_key;`
 // migration 0013; buckets.go). A NULL lock (the zero time) has lapsed: a
 // point prefix (bucket, status, NULL) of its own, read in key order;
 // locked_until <= $now is a range without NULL read in index order, so each
-// branch reads at most LIMIT rows (issue 12 items 3 and 5). The adapter
+// branch reads at most LIMIT rows. The adapter
 // orders the union by expiry.
 var qListLockLapsedIdem = bucketed(`
 DECLARE $in_progress AS Utf8;
@@ -138,7 +138,7 @@ func (t *tx) DeleteIdempotencyKey(ctx context.Context, scope, key string) error 
 // all), then by scope and key. Keys that are only expired are left to the
 // table's TTL (schema/ydb/0002_idempotency_keys.sql; storetest
 // Features.ExpiryByTTL): the expires_at index was dropped by migration
-// 0012 (issue 12 item 5). limit <= 0 returns nothing.
+// 0012. limit <= 0 returns nothing.
 func (t *tx) ListStaleIdempotencyKeys(ctx context.Context, now time.Time, limit int) ([]idempotency.Record, error) {
 	if limit <= 0 {
 		return nil, nil

@@ -33,7 +33,7 @@ func (t *tx) InsertInbox(ctx context.Context, consumer, messageID string, at, ex
 // expires_at (schema/ydb/0005_inbox.sql) deletes expired entries in the
 // background, so this deletes nothing and returns 0 (storetest
 // Features.ExpiryByTTL): the expires_at index it would need was dropped by
-// migration 0012 (issue 12 item 5: a timestamp-leading key sends every
+// migration 0012 (a timestamp-leading key sends every
 // write to the last partition).
 func (t *tx) DeleteExpiredInbox(ctx context.Context, now time.Time, limit int) (int, error) {
 	return 0, nil

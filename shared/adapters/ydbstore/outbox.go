@@ -147,7 +147,7 @@ func (t *tx) ListOutboxDue(ctx context.Context, shard int, now time.Time, limit 
 		return nil, nil
 	}
 	var out []outbox.Event
-	// Outside the transaction (item 2 of issue 12): a snapshot read takes
+	// Outside the transaction: a snapshot read takes
 	// no locks on the due range, which the fast path and new orders keep
 	// writing into, so the claim does not abort on "transaction locks
 	// invalidated". The rows are then claimed by version (UpdateOutbox's
@@ -230,7 +230,7 @@ func (t *tx) EarliestPending(ctx context.Context, aggregateIDs []string) (map[st
 	return out, nil
 }
 
-// OutboxBacklogCap bounds the rows OutboxBacklog reads (issue 12 item 4).
+// OutboxBacklogCap bounds the rows OutboxBacklog reads.
 const OutboxBacklogCap = 1000
 
 // OutboxBacklog implements store.Outbox: the pending count, capped at
@@ -260,7 +260,7 @@ func (t *tx) OutboxBacklog(ctx context.Context) (int, time.Time, error) {
 // schema/ydb/0004_outbox.sql) deletes published rows in the background, so
 // this deletes nothing and returns 0 (storetest Features.ExpiryByTTL):
 // there is no index to find them by publication time (dropped by
-// migration 0012, issue 12 item 5).
+// migration 0012).
 func (t *tx) DeletePublishedOutbox(ctx context.Context, before time.Time, limit int) (int, error) {
 	return 0, nil
 }

@@ -85,7 +85,7 @@ func (t *tx) ListOutboxDueFrom(ctx context.Context, fromShard int, now time.Time
 	ps := newParams().text("$pending", string(outbox.StatusPending)).int("$shard", int64(fromShard)).
 		ts("$now", now).uint("$limit", uint64(limit))
 	var out []outbox.Event
-	// Outside the transaction, like ListOutboxDue (issue 12 item 2).
+	// Outside the transaction, like ListOutboxDue.
 	err := t.snapshotRows(ctx, "list due outbox events", qListOutboxDueFrom, ps, func(r query.Row) error {
 		e, err := scanOutbox(r)
 		out = append(out, e)

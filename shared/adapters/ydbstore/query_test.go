@@ -290,7 +290,7 @@ var (
 	reOrderBy = regexp.MustCompile(`ORDER BY \(`)
 )
 
-// TestListsReadKeyRanges: every LIMITed read of an index (issue 12 item 3)
+// TestListsReadKeyRanges: every LIMITed read of an index
 // sorts by index columns only (the index's own, then the primary key it
 // carries), and fixes every index column before the first sorted one by an
 // equality or IS NULL (or IN a list: point prefixes), so the branch is a key range read in index order

@@ -92,7 +92,7 @@ DECLARE $saga_id AS Utf8;
 SELECT ` + sagaLogColumns + ` FROM saga_log WHERE saga_id = $saga_id ORDER BY seq;`
 )
 
-// The saga lists (issue 12 items 3 and 5), built once from fixed fragments
+// The saga lists, built once from fixed fragments
 // by bucketed (buckets.go): one LIMITed branch per bucket (and the NULL
 // bucket of rows written before migration 0013) and key range, each read
 // in the index's order, so it stops after LIMIT matching rows. The adapter

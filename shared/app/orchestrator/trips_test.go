@@ -23,7 +23,7 @@ import (
 	"ordersaga/shared/wiring/app"
 )
 
-// stepTrips is issue 12's target for one saga step, and idleTrips for an
+// stepTrips is the target for one saga step, and idleTrips for an
 // idle recovery run (orchestrator.Recovery.Run), in YDB round trips.
 const (
 	stepTrips = 3

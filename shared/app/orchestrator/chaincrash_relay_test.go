@@ -20,7 +20,7 @@ import (
 	"ordersaga/shared/transport/identity"
 )
 
-// TestChainedCrashResumesThroughTheRealRelay_Review (passes): the chaining
+// TestChainedCrashResumesThroughTheRealRelay: the chaining
 // guarantee of docs/saga.md with the real relay, the real fast path and the
 // embedded queue instead of the harness's stand-ins. Several orders; the
 // advancer is killed in the middle of a chain (after process_payment's
@@ -29,7 +29,7 @@ import (
 // relay must publish the chained command row left leased to the dead
 // advancer once its lease lapses (and not before), and the saga must end
 // CONFIRMED with one charge — without recovery running at all.
-func TestChainedCrashResumesThroughTheRealRelay_Review(t *testing.T) {
+func TestChainedCrashResumesThroughTheRealRelay(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, envOpts{stock: map[string]int64{"sku-1": 10}})
 	q, err := sqlitequeue.Open(filepath.Join(t.TempDir(), "queue.db"), sqlitequeue.WithClock(e.clock.Now))

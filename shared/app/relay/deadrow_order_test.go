@@ -143,13 +143,13 @@ func (d *deadCreated) published(t *testing.T) []string {
 	}
 }
 
-// TestDeadRowDoesNotLetLaterRowsOfItsAggregateOvertakeIt_Review: the
+// TestDeadRowDoesNotLetLaterRowsOfItsAggregateOvertakeIt: the
 // relay's guarantee is "rows of one aggregate are sent in the order they
 // were written". order.created of an order fails until it is dead; its
 // order.confirmed, written after it, must keep waiting behind the dead row
-// (review finding: it was sent, and the operator's redrive then sent
+// (it was once sent, and the operator's redrive then sent
 // order.created after it, so a consumer saw CONFIRMED, then CREATED).
-func TestDeadRowDoesNotLetLaterRowsOfItsAggregateOvertakeIt_Review(t *testing.T) {
+func TestDeadRowDoesNotLetLaterRowsOfItsAggregateOvertakeIt(t *testing.T) {
 	d := newDeadCreated(t)
 	if got := d.f.event(t, "ev-confirmed").Status; got != outbox.StatusPending {
 		t.Fatalf("order.confirmed is %s while order.created is dead, want pending (blocked)", got)
