@@ -176,13 +176,11 @@ func TestCheckerCatchesBrokenProduct(t *testing.T) {
 }
 
 // withAdvancer rebuilds a's advancer with change applied to its
-// configuration, keeping its test hooks.
+// configuration (its step table keeps the run's injected faults).
 func withAdvancer(a *app.App, change func(*orchestrator.AdvancerConfig)) {
 	c := a.Advancer.Config()
 	change(&c)
-	adv := must(orchestrator.NewAdvancer(c))
-	adv.Fault, adv.AfterStep = a.Advancer.Fault, a.Advancer.AfterStep
-	a.Advancer = adv
+	a.Advancer = must(orchestrator.NewAdvancer(c))
 }
 
 // doubleReserve reserves every saga's stock a second time under another key.

@@ -318,7 +318,8 @@ func (w *world) dropper(who string, p float64, inner orchestrator.Dispatcher) or
 	return d
 }
 
-// wireFaults puts the crash and fault hooks on the App's saga components,
+// wireFaults injects the crashes and faults into the advancer's step table
+// (orchestrator.InjectFaults) and the dispatchers of the saga components,
 // seeds their backoff jitter, and chains counters onto their metric hooks.
 func (w *world) wireFaults(a *app.App, n uint64) {
 	f := &w.faults
@@ -349,28 +350,30 @@ func (w *world) wireFaults(a *app.App, n uint64) {
 		}
 	}
 	adv.Hooks = h
+	adv.Steps = orchestrator.InjectFaults(adv.Steps, orchestrator.Faults{
+		CrashAfter: func(_ string, dir saga.Direction) error {
+			kind, p := "step_after_effect", f.CrashAfterStep
+			if dir == saga.Compensate {
+				kind, p = "compensation_after_effect", f.CrashAfterComp
+			}
+			if w.in.fire(w.crashes, kind, p) {
+				return errCrash
+			}
+			return nil
+		},
+		Fail: func(step string, dir saga.Direction) error {
+			switch {
+			case dir == saga.Compensate && w.in.fire(w.faultsN, "compensation_gave_up", f.CompensationDies):
+				return apperr.New(apperr.Invalid, "chaos: compensation %s refused for good", step)
+			case dir == saga.Forward && step == saga.StepConfirmOrder && w.in.fire(w.faultsN, "confirm_rejected", f.ConfirmRejected):
+				return apperr.New(apperr.Rejected, "chaos: confirmation refused")
+			case w.in.fire(w.faultsN, "step_transient", f.StepTransient):
+				return apperr.New(apperr.Transient, "chaos: %s unavailable", step)
+			}
+			return nil
+		},
+	})
 	a.Advancer = must(orchestrator.NewAdvancer(adv))
-	a.Advancer.AfterStep = func(_ string, dir saga.Direction) error {
-		kind, p := "step_after_effect", f.CrashAfterStep
-		if dir == saga.Compensate {
-			kind, p = "compensation_after_effect", f.CrashAfterComp
-		}
-		if w.in.fire(w.crashes, kind, p) {
-			return errCrash
-		}
-		return nil
-	}
-	a.Advancer.Fault = func(step string, dir saga.Direction) error {
-		switch {
-		case dir == saga.Compensate && w.in.fire(w.faultsN, "compensation_gave_up", f.CompensationDies):
-			return apperr.New(apperr.Invalid, "chaos: compensation %s refused for good", step)
-		case dir == saga.Forward && step == saga.StepConfirmOrder && w.in.fire(w.faultsN, "confirm_rejected", f.ConfirmRejected):
-			return apperr.New(apperr.Rejected, "chaos: confirmation refused")
-		case w.in.fire(w.faultsN, "step_transient", f.StepTransient):
-			return apperr.New(apperr.Transient, "chaos: %s unavailable", step)
-		}
-		return nil
-	}
 }
 
 // must returns v, or panics on err (a component the run built from a
