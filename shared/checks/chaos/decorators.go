@@ -197,5 +197,10 @@ func (d *dropper) Dispatch(ctx context.Context, events []outbox.Event) {
 		return
 	}
 	d.origin.note(events, d.who)
-	d.inner.Dispatch(ctx, events)
+	d.inner.Dispatch(context.WithValue(ctx, fastPathKey{}, true), events)
 }
+
+// fastPathKey marks the context of a fast-path dispatch: the relay's crash
+// after a send (crashQueue) is a crash of the relay function, not of the
+// writers that dispatch their rows after commit.
+type fastPathKey struct{}
