@@ -78,6 +78,11 @@ func TestRunHoldsGuarantees(t *testing.T) {
 			if rep.Requests <= rep.Orders {
 				t.Errorf("%d requests for %d orders: no duplicate client requests", rep.Requests, rep.Orders)
 			}
+			// Crashes after a step's effect are injected into the step
+			// table, so store-only steps still fold into the save before.
+			if rep.FoldedSteps == 0 || rep.Crashes["step_after_effect"] == 0 {
+				t.Errorf("folded steps %d, crashes after a step %d: both should occur", rep.FoldedSteps, rep.Crashes["step_after_effect"])
+			}
 		})
 	}
 }
