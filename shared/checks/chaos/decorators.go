@@ -176,6 +176,14 @@ func (o *origins) note(events []outbox.Event, who string) {
 	}
 }
 
+// has reports whether some fast path dispatched event id.
+func (o *origins) has(id string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	_, ok := o.m[id]
+	return ok
+}
+
 // of names the component that dispatched event id ("the relay" if none did).
 func (o *origins) of(id string) string {
 	o.mu.Lock()
