@@ -12,6 +12,7 @@ import (
 	"ordersaga/shared/domain/apperr"
 	"ordersaga/shared/domain/dlq"
 	"ordersaga/shared/domain/outbox"
+	"ordersaga/shared/domain/outboxwrite"
 	"ordersaga/shared/domain/saga"
 	"ordersaga/shared/domain/store"
 	"ordersaga/shared/kit/config"
@@ -25,7 +26,8 @@ const InboxConsumer = "sagaadvancer"
 // several, chained). It is built once by NewAdvancer and is safe for
 // concurrent use; nothing of its configuration changes after construction.
 type Advancer struct {
-	c AdvancerConfig
+	c   AdvancerConfig
+	out outboxwrite.Writer
 }
 
 // AdvancerConfig configures an Advancer. Store, Inventory and Payments are
@@ -37,7 +39,7 @@ type AdvancerConfig struct {
 	Payments  Payments
 	// Dispatcher, if set, publishes the rows each step writes right after
 	// commit; without it the relay alone publishes them.
-	Dispatcher Dispatcher
+	Dispatcher outboxwrite.Dispatcher
 	// Now is the clock (default time.Now).
 	Now func() time.Time
 	// NewID makes outbox and dead-letter ids (default: random 128-bit hex).
@@ -110,7 +112,7 @@ func NewAdvancer(cfg AdvancerConfig) (*Advancer, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Advancer{c: cfg}, nil
+	return &Advancer{c: cfg, out: outboxwrite.New(cfg.Dispatcher, cfg.DispatchTimeout)}, nil
 }
 
 // Config returns the advancer's configuration with its defaults applied
@@ -325,11 +327,7 @@ func (a *Advancer) saved(ctx context.Context, s saved, m Message) {
 		a.observe(f.cur, f.run, f.d, m)
 	}
 	a.observe(s.cur, s.run, s.d, m)
-	if len(s.events) > 0 && a.c.Dispatcher != nil {
-		dctx, cancel := context.WithTimeout(ctx, a.c.DispatchTimeout)
-		a.c.Dispatcher.Dispatch(dctx, s.events)
-		cancel()
-	}
+	a.out.Dispatch(ctx, s.events)
 }
 
 // inTxRun prepares the step cmd names when its action runs inside the save

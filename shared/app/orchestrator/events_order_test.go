@@ -9,13 +9,14 @@ import (
 	"ordersaga/shared/adapters/sqlitestore"
 	"ordersaga/shared/domain/apperr"
 	"ordersaga/shared/domain/outbox"
+	"ordersaga/shared/domain/outboxwrite"
 	"ordersaga/shared/domain/store"
 )
 
 // A new row whose aggregate still has an older pending row must not be
 // dispatched ahead of it: it is written unleased, for the relay, which sends
 // an aggregate's rows in creation order.
-func TestInsertEventsNeverOvertakesAnOlderPendingRow(t *testing.T) {
+func TestOutboxWriteNeverOvertakesAnOlderPendingRow(t *testing.T) {
 	ctx := context.Background()
 	s, err := sqlitestore.Open(ctx, filepath.Join(t.TempDir(), "ev.db"), sqlitestore.Options{})
 	if err != nil {
@@ -39,7 +40,7 @@ func TestInsertEventsNeverOvertakesAnOlderPendingRow(t *testing.T) {
 			return err
 		}
 		var err error
-		dispatch, err = insertEvents(ctx, tx, []outbox.Event{mk("new-a", "order-a", now.Add(time.Second), true), mk("new-b", "order-b", now.Add(time.Second), true)}, nil, "")
+		dispatch, err = outboxwrite.New(nil, 0).Write(ctx, tx, []outbox.Event{mk("new-a", "order-a", now.Add(time.Second), true), mk("new-b", "order-b", now.Add(time.Second), true)}, "")
 		return err
 	})
 	if err != nil {
@@ -77,7 +78,7 @@ func (p *recordingPublisher) PublishInTx(_ context.Context, _ store.Tx, events [
 // (published only if the advancer dies), never an event behind an older
 // pending one of its order, never an unleased row. Those published are
 // stored published and still returned, for Dispatch to count.
-func TestInsertEventsPublishesInTxOnlyWhatMayGoNow(t *testing.T) {
+func TestOutboxWritePublishesInTxOnlyWhatMayGoNow(t *testing.T) {
 	ctx := context.Background()
 	s, err := sqlitestore.Open(ctx, filepath.Join(t.TempDir(), "ev.db"), sqlitestore.Options{})
 	if err != nil {
@@ -100,13 +101,13 @@ func TestInsertEventsPublishesInTxOnlyWhatMayGoNow(t *testing.T) {
 			return err
 		}
 		var err error
-		dispatch, err = insertEvents(ctx, tx, []outbox.Event{
+		dispatch, err = outboxwrite.New(p, 0).Write(ctx, tx, []outbox.Event{
 			mk("carried", "saga-1", outbox.DestSagaCommands, true),
 			mk("cmd-2", "saga-2", outbox.DestSagaCommands, true),
 			mk("behind", "order-a", outbox.DestOrderEvents, true),
 			mk("free", "order-b", outbox.DestOrderEvents, true),
 			mk("unleased", "order-c", outbox.DestOrderEvents, false),
-		}, p, "carried")
+		}, "carried")
 		return err
 	})
 	if err != nil {

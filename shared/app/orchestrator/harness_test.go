@@ -21,6 +21,7 @@ import (
 	"ordersaga/shared/domain/inventory"
 	"ordersaga/shared/domain/order"
 	"ordersaga/shared/domain/outbox"
+	"ordersaga/shared/domain/outboxwrite"
 	"ordersaga/shared/domain/saga"
 	"ordersaga/shared/domain/store"
 	"ordersaga/shared/kit/fakeclock"
@@ -30,9 +31,9 @@ import (
 
 // The participants implement the advancer's ports.
 var (
-	_ orchestrator.Inventory  = (*stock.Service)(nil)
-	_ orchestrator.Payments   = (*payments.Service)(nil)
-	_ orchestrator.Dispatcher = (*recorder)(nil)
+	_ orchestrator.Inventory = (*stock.Service)(nil)
+	_ orchestrator.Payments  = (*payments.Service)(nil)
+	_ outboxwrite.Dispatcher = (*recorder)(nil)
 )
 
 var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"ordersaga/shared/domain/inventory"
-	"ordersaga/shared/domain/outbox"
+
 	"ordersaga/shared/domain/saga"
 	"ordersaga/shared/domain/store"
 )
@@ -39,24 +39,6 @@ type Payments interface {
 	// Invalid (refused; permanent), Internal, Transient. Idempotent; safe for
 	// concurrent use.
 	Refund(ctx context.Context, sagaID, orderID string, amountMinor int64, currency string) (refunded bool, err error)
-}
-
-// Dispatcher publishes freshly committed outbox rows right away (the fast
-// path; relay.Relay implements it). It is best effort and never fails: rows
-// it could not publish stay pending for the relay. Safe for concurrent use.
-type Dispatcher interface {
-	Dispatch(ctx context.Context, events []outbox.Event)
-}
-
-// TxPublisher is a Dispatcher that can also publish rows inside the
-// transaction that writes them (relay.Relay over the embedded queue sharing
-// the store's file; see relay.Relay.PublishInTx): it returns the rows in
-// the order given, those it sent marked published, and must not modify
-// events. Only the others are inserted: a message stored in the
-// transaction is its own outbox entry. An error (the database failed under
-// it) fails the transaction.
-type TxPublisher interface {
-	PublishInTx(ctx context.Context, tx store.Tx, events []outbox.Event) ([]outbox.Event, error)
 }
 
 // Hooks observe the advancer for metrics. Every hook is optional, called

@@ -86,7 +86,7 @@ func (r *Recovery) repair(ctx context.Context, sagaID string) ([]outbox.Event, b
 		if err != nil {
 			return err
 		}
-		if dispatch, err = insertEvents(ctx, tx, []outbox.Event{ev}, r.c.Dispatcher, ""); err != nil {
+		if dispatch, err = r.out.Write(ctx, tx, []outbox.Event{ev}, ""); err != nil {
 			return err
 		}
 		ok = true

@@ -9,6 +9,7 @@ import (
 	"ordersaga/shared/domain/apperr"
 	"ordersaga/shared/domain/dlq"
 	"ordersaga/shared/domain/idempotency"
+	"ordersaga/shared/domain/outboxwrite"
 	"ordersaga/shared/domain/saga"
 	"ordersaga/shared/domain/store"
 	"ordersaga/shared/kit/config"
@@ -20,7 +21,8 @@ import (
 // It is built once by NewRecovery; safe for concurrent use (concurrent
 // runs only race on conditional writes, and the loser skips the row).
 type Recovery struct {
-	c RecoveryConfig
+	c   RecoveryConfig
+	out outboxwrite.Writer
 }
 
 // RecoveryConfig configures a Recovery. Store is required; every other
@@ -60,7 +62,9 @@ type RecoveryConfig struct {
 	// ReconcileBatch bounds the finished sagas checked per final state (default BatchSize).
 	ReconcileBatch int
 	// Dispatcher, if set, publishes re-drive commands right after commit.
-	Dispatcher Dispatcher
+	Dispatcher outboxwrite.Dispatcher
+	// DispatchTimeout bounds the fast path (default DefaultDispatchTimeout).
+	DispatchTimeout time.Duration
 	// DispatchLease keeps the relay off rows being dispatched (default
 	// DefaultDispatchLease; 0 without a Dispatcher).
 	DispatchLease time.Duration
@@ -114,6 +118,7 @@ func NewRecovery(cfg RecoveryConfig) (*Recovery, error) {
 	if cfg.Dispatcher == nil {
 		cfg.DispatchLease = 0
 	}
+	setDuration(&cfg.DispatchTimeout, DefaultDispatchTimeout)
 	if cfg.Shards <= 0 {
 		cfg.Shards = DefaultShards
 	}
@@ -126,7 +131,7 @@ func NewRecovery(cfg RecoveryConfig) (*Recovery, error) {
 	if len(cfg.Steps) == 0 {
 		cfg.Steps = CreateOrderSaga
 	}
-	return &Recovery{c: cfg}, nil
+	return &Recovery{c: cfg, out: outboxwrite.New(cfg.Dispatcher, cfg.DispatchTimeout)}, nil
 }
 
 // Config returns the recovery's configuration with its defaults applied

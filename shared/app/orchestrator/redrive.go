@@ -142,7 +142,7 @@ func (r *Recovery) redriveOne(ctx context.Context, id string) (dispatch []outbox
 			}
 			events = []outbox.Event{newAdvanceEvent(ids.advance, r.c.Shards, saga.CommandFor(s, saga.ReasonRecovery), chain(s, nil), now, now, r.c.Owner, r.c.DispatchLease)}
 		}
-		if dispatch, err = insertEvents(ctx, tx, events, r.c.Dispatcher, ""); err != nil {
+		if dispatch, err = r.out.Write(ctx, tx, events, ""); err != nil {
 			return err
 		}
 		ok = true
@@ -243,10 +243,6 @@ func (r *Recovery) forEach(ctx context.Context, sagas []saga.Instance,
 		n++
 		events = append(events, dispatch...)
 	}
-	if len(events) > 0 && r.c.Dispatcher != nil {
-		dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		r.c.Dispatcher.Dispatch(dctx, events)
-		cancel()
-	}
+	r.out.Dispatch(ctx, events)
 	return n
 }

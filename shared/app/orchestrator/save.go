@@ -234,11 +234,11 @@ func (a *Advancer) saveIn(ctx context.Context, tx store.Tx, cur saga.Instance, k
 		carried = cmdRow.ID
 	}
 	var err error
-	if events, err = insertEvents(ctx, tx, events, a.c.Dispatcher, carried); err != nil {
+	if events, err = a.out.Write(ctx, tx, events, carried); err != nil {
 		return s, err
 	}
 	if consumed != nil {
-		// Last, after the reads of the outbox (insertEvents), so the
+		// Last, after the reads of the outbox (Write), so the
 		// deferred write goes with the commit.
 		if err := markConsumed(ctx, tx, *consumed, now); err != nil {
 			return s, err

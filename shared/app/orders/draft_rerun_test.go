@@ -60,7 +60,7 @@ func (s *rerunStore) InTx(ctx context.Context, fn func(context.Context, store.Tx
 }
 
 // inPlacePublisher is a TxPublisher that marks the rows it sends in the
-// slice it was given and returns that slice — which orders.TxPublisher's
+// slice it was given and returns that slice — which outboxwrite.TxPublisher's
 // contract ("It returns the rows, those it sent marked published") allows.
 // Its first call sends (in the transaction, so the sends vanish with a
 // rollback); later calls find the queue refusing and return the rows

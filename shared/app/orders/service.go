@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -18,29 +17,12 @@ import (
 	"ordersaga/shared/domain/idempotency"
 	"ordersaga/shared/domain/order"
 	"ordersaga/shared/domain/outbox"
+	"ordersaga/shared/domain/outboxwrite"
 	"ordersaga/shared/domain/saga"
 	"ordersaga/shared/domain/store"
 	"ordersaga/shared/kit/config"
 	"ordersaga/shared/transport/identity"
 )
-
-// Dispatcher publishes freshly committed outbox rows right away (the fast
-// path). It is best effort: rows it fails to publish stay pending for the relay.
-type Dispatcher interface {
-	Dispatch(ctx context.Context, events []outbox.Event)
-}
-
-// TxPublisher is a Dispatcher that can also publish rows inside the
-// transaction that writes them (relay.Relay over the embedded queue sharing
-// the store's file; see relay.Relay.PublishInTx). It returns the rows, those
-// it sent marked published; the Service inserts only the others (a message
-// stored in the transaction is its own outbox entry) and still hands all of
-// them to Dispatch after commit. It must not modify events (the Service
-// copies them anyway: a rolled-back run's marks must not reach a rerun). An
-// error (the database failed under it) fails the transaction.
-type TxPublisher interface {
-	PublishInTx(ctx context.Context, tx store.Tx, events []outbox.Event) ([]outbox.Event, error)
-}
 
 // Defaults of a Config's zero fields (config's values).
 const (
@@ -53,7 +35,7 @@ const (
 type Config struct {
 	Store store.Store // required
 	// Dispatcher is optional; without it the relay alone publishes.
-	Dispatcher Dispatcher
+	Dispatcher outboxwrite.Dispatcher
 	// DispatchTimeout bounds the fast path (default DefaultDispatchTimeout).
 	DispatchTimeout time.Duration
 	// DispatchLease keeps the relay off rows the request is dispatching
@@ -77,6 +59,7 @@ type Config struct {
 // for concurrent use.
 type Service struct {
 	cfg Config
+	out outboxwrite.Writer
 }
 
 // New returns a Service with cfg's zero fields set to their defaults. It
@@ -99,7 +82,7 @@ func New(cfg Config) (*Service, error) {
 	if cfg.OnIdempotency == nil {
 		cfg.OnIdempotency = func(string) {}
 	}
-	return &Service{cfg: cfg}, nil
+	return &Service{cfg: cfg, out: outboxwrite.New(cfg.Dispatcher, cfg.DispatchTimeout)}, nil
 }
 
 // CreateCommand is one POST /orders.
@@ -130,7 +113,8 @@ const routeFingerprint = "POST /orders"
 // Cost: one store transaction for a replay; for a new order one transaction
 // writes the key (completed, with the response), the order, the saga and the
 // outbox rows, and the fast path uses a second one to mark rows published —
-// unless the Dispatcher is a TxPublisher that sent them inside the first.
+// unless the Dispatcher is an outboxwrite.TxPublisher that sent them
+// inside the first.
 // On a store whose transactions claim keys (store.KeyClaimer: SQLite) the
 // key is inserted first and read only when it exists.
 func (s *Service) Create(ctx context.Context, cmd CreateCommand) (Response, error) {
@@ -209,11 +193,7 @@ func (s *Service) Create(ctx context.Context, cmd CreateCommand) (Response, erro
 	if err != nil {
 		return Response{}, err
 	}
-	if len(events) > 0 && s.cfg.Dispatcher != nil {
-		dctx, cancel := context.WithTimeout(ctx, s.cfg.DispatchTimeout)
-		s.cfg.Dispatcher.Dispatch(dctx, events)
-		cancel()
-	}
+	s.out.Dispatch(ctx, events)
 	return resp, nil
 }
 
@@ -317,24 +297,9 @@ func (s *Service) writeRest(ctx context.Context, tx store.Tx, d draft) ([]outbox
 	if err := tx.InsertSaga(ctx, d.inst); err != nil {
 		return nil, err
 	}
-	// A copy: the draft outlives this run of the closure (the store may run
-	// it again after a rollback), so nothing may mark its rows.
-	events := slices.Clone(d.events)
-	if p, ok := s.cfg.Dispatcher.(TxPublisher); ok {
-		var err error
-		if events, err = p.PublishInTx(ctx, tx, events); err != nil {
-			return nil, err
-		}
-	}
-	for _, e := range events {
-		if e.Status == outbox.StatusPublished {
-			continue // sent in tx: its queue message is its outbox entry
-		}
-		if err := tx.InsertOutbox(ctx, e); err != nil {
-			return nil, err
-		}
-	}
-	return events, nil
+	// The writer copies the rows: the draft outlives this run of the closure
+	// (the store may run it again after a rollback), so nothing may mark them.
+	return s.out.WriteNew(ctx, tx, d.events)
 }
 
 // NewSaga builds the pending CreateOrderSaga instance for o.
@@ -351,21 +316,13 @@ func NewSaga(id string, o order.Order, correlationID string, now time.Time) saga
 }
 
 func (s *Service) newEvents(o order.Order, inst saga.Instance, cmd CreateCommand, now time.Time) ([]outbox.Event, error) {
-	meta := map[string]string{
-		outbox.AttrCorrelationID:  cmd.RequestID,
-		outbox.AttrIdempotencyKey: cmd.Key,
-		outbox.AttrOrderID:        o.ID,
-		outbox.AttrSagaID:         inst.ID,
-	}
-	if meta[outbox.AttrCorrelationID] == "" {
-		meta[outbox.AttrCorrelationID] = cmd.Key
-	}
+	meta := outboxwrite.Chain(cmd.RequestID, cmd.Key, cmd.Key, o.ID, inst.ID)
 	advance := outbox.SagaAdvance(s.cfg.NewID(), saga.FirstCommand(inst.ID), meta)
 	created, err := outbox.OrderEvent(s.cfg.NewID(), outbox.TypeOrderCreated, o, meta)
 	if err != nil {
 		return nil, err
 	}
-	if s.cfg.Dispatcher != nil {
+	if s.out.Dispatches() {
 		advance.LeaseOwner, advance.Lease = "api", s.cfg.DispatchLease
 		created.LeaseOwner, created.Lease = "api", s.cfg.DispatchLease
 	}

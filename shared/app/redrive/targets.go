@@ -10,6 +10,7 @@ import (
 	"ordersaga/shared/domain/apperr"
 	"ordersaga/shared/domain/dlq"
 	"ordersaga/shared/domain/outbox"
+	"ordersaga/shared/domain/outboxwrite"
 	"ordersaga/shared/domain/queue"
 	"ordersaga/shared/domain/saga"
 	"ordersaga/shared/domain/store"
@@ -239,7 +240,8 @@ func (s *Service) resumeSaga(ctx context.Context, tx store.Tx, actor string, d d
 		return err
 	}
 	ev := outbox.SagaAdvance(eventID, saga.CommandFor(inst, ReasonRedrive), sagaChain(cur, inst)).Pending(s.cfg.Shards, now)
-	if err := tx.InsertOutbox(ctx, ev); err != nil {
+	// Unleased: the relay publishes it (the redrive dispatches nothing itself).
+	if _, err := (outboxwrite.Writer{}).Write(ctx, tx, []outbox.Event{ev}, ""); err != nil {
 		return err
 	}
 	return markRedriven(ctx, tx, cur, actor, now)
@@ -247,18 +249,8 @@ func (s *Service) resumeSaga(ctx context.Context, tx store.Tx, actor string, d d
 
 // sagaChain is the correlation metadata of a saga redrive's outbox row.
 func sagaChain(d dlq.DeadLetter, inst saga.Instance) map[string]string {
-	m := map[string]string{
-		outbox.AttrCorrelationID:  firstOf(d.Attrs[outbox.AttrCorrelationID], inst.CorrelationID),
-		outbox.AttrIdempotencyKey: firstOf(d.IdempotencyKey, inst.CorrelationID),
-		outbox.AttrOrderID:        firstOf(inst.Data.OrderID, d.OrderID),
-		outbox.AttrSagaID:         inst.ID,
-	}
-	for k, v := range m {
-		if v == "" {
-			delete(m, k)
-		}
-	}
-	return m
+	return outboxwrite.Chain(d.Attrs[outbox.AttrCorrelationID], d.IdempotencyKey, inst.CorrelationID,
+		firstOf(inst.Data.OrderID, d.OrderID), inst.ID)
 }
 
 func firstOf(vals ...string) string {

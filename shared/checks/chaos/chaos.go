@@ -94,7 +94,7 @@ type Options struct {
 	Strict bool
 	// InTx lets the local fast path inside the transaction run: the
 	// fault-injecting decorators forward the ports that enable it
-	// (TxPublisher on the dispatchers, relay.TxSender on the queue), so a
+	// (outboxwrite.TxPublisher on the dispatchers, relay.TxSender on the queue), so a
 	// new order, a saga step and a recovery re-drive store their messages
 	// in their own transaction and write no outbox row for them; SendInTx
 	// is refused or fails like the database at the rates of Faults. The

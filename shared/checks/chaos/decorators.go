@@ -5,10 +5,9 @@ import (
 	"sync"
 	"time"
 
-	"ordersaga/shared/app/orchestrator"
-	"ordersaga/shared/app/orders"
 	"ordersaga/shared/domain/apperr"
 	"ordersaga/shared/domain/outbox"
+	"ordersaga/shared/domain/outboxwrite"
 	"ordersaga/shared/domain/queue"
 	"ordersaga/shared/domain/store"
 )
@@ -152,7 +151,7 @@ func (q *faultyQueue) Depth(ctx context.Context, url string) (int, int, error) {
 // after its commit, before dispatching, and the rows wait for the relay.
 // It notes which component dispatched each event (for violation reports).
 type dropper struct {
-	inner   orchestrator.Dispatcher
+	inner   outboxwrite.Dispatcher
 	in      *injector
 	p       float64
 	kind    string
@@ -194,12 +193,9 @@ func (o *origins) of(id string) string {
 	return "the relay"
 }
 
-var (
-	_ orchestrator.Dispatcher = (*dropper)(nil)
-	_ orders.Dispatcher       = (*dropper)(nil)
-)
+var _ outboxwrite.Dispatcher = (*dropper)(nil)
 
-// Dispatch implements the Dispatcher ports (best effort, never fails).
+// Dispatch implements outboxwrite.Dispatcher (best effort, never fails).
 func (d *dropper) Dispatch(ctx context.Context, events []outbox.Event) {
 	if len(events) > 0 && d.in.fire(d.crashes, d.kind, d.p) {
 		return

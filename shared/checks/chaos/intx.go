@@ -8,19 +8,17 @@ import (
 	"strings"
 
 	"ordersaga/shared/adapters/sqlitequeue"
-	"ordersaga/shared/app/orchestrator"
-	"ordersaga/shared/app/orders"
 	"ordersaga/shared/app/relay"
 	"ordersaga/shared/domain/apperr"
 	"ordersaga/shared/domain/outbox"
+	"ordersaga/shared/domain/outboxwrite"
 	"ordersaga/shared/domain/queue"
 	"ordersaga/shared/domain/store"
 )
 
 // The in-transaction mode (Options.InTx) lets the local fast path inside
 // the transaction run under the faults: the decorators below forward the
-// ports the plain ones hide (orders.TxPublisher and orchestrator.TxPublisher
-// on the dispatcher, relay.TxSender on the queue), so POST /orders, the
+// ports the plain ones hide (outboxwrite.TxPublisher on the dispatcher, relay.TxSender on the queue), so POST /orders, the
 // advancer and the recovery store their messages in the transaction that
 // writes the state change, and write no outbox row for them (see
 // relay.Relay.PublishInTx). The checker then takes the queue's own record of
@@ -33,15 +31,12 @@ import (
 // skips counting them and waking their queues).
 type txDropper struct{ *dropper }
 
-var (
-	_ orchestrator.TxPublisher = (*txDropper)(nil)
-	_ orders.TxPublisher       = (*txDropper)(nil)
-)
+var _ outboxwrite.TxPublisher = (*txDropper)(nil)
 
-// PublishInTx implements the TxPublisher ports by forwarding to the inner
+// PublishInTx implements outboxwrite.TxPublisher by forwarding to the inner
 // dispatcher (rows unchanged when it cannot publish in a transaction).
 func (d *txDropper) PublishInTx(ctx context.Context, tx store.Tx, events []outbox.Event) ([]outbox.Event, error) {
-	p, ok := d.inner.(orchestrator.TxPublisher)
+	p, ok := d.inner.(outboxwrite.TxPublisher)
 	if !ok {
 		return events, nil
 	}

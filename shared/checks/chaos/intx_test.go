@@ -15,11 +15,10 @@ import (
 
 	"ordersaga/shared/adapters/sqlitequeue"
 	"ordersaga/shared/adapters/sqlitestore"
-	"ordersaga/shared/app/orchestrator"
-	"ordersaga/shared/app/orders"
 	"ordersaga/shared/app/relay"
 	"ordersaga/shared/domain/apperr"
 	"ordersaga/shared/domain/outbox"
+	"ordersaga/shared/domain/outboxwrite"
 	"ordersaga/shared/domain/queue"
 	"ordersaga/shared/domain/store"
 	"ordersaga/shared/wiring/app"
@@ -79,11 +78,8 @@ func TestDefaultModeHidesInTx(t *testing.T) {
 	if _, ok := q.(relay.TxSender); ok {
 		t.Error("faultyQueue forwards SendInTx")
 	}
-	var d orchestrator.Dispatcher = &dropper{}
-	if _, ok := d.(orchestrator.TxPublisher); ok {
-		t.Error("dropper forwards PublishInTx")
-	}
-	if _, ok := d.(orders.TxPublisher); ok {
+	var d outboxwrite.Dispatcher = &dropper{}
+	if _, ok := d.(outboxwrite.TxPublisher); ok {
 		t.Error("dropper forwards PublishInTx")
 	}
 	rep := run(t, Options{Orders: 10, Seed: 1})

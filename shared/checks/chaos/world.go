@@ -21,6 +21,7 @@ import (
 	"ordersaga/shared/app/payments"
 	"ordersaga/shared/app/relay"
 	"ordersaga/shared/domain/apperr"
+	"ordersaga/shared/domain/outboxwrite"
 	"ordersaga/shared/domain/queue"
 	"ordersaga/shared/domain/saga"
 	"ordersaga/shared/domain/store"
@@ -303,7 +304,7 @@ func (w *world) instanceOptions(cfg config.Config, opt app.Options, n uint64) ap
 
 // dropper wraps a fast-path dispatcher in the crash before dispatch; in
 // an InTx run it also forwards PublishInTx (txDropper).
-func (w *world) dropper(who string, p float64, inner orchestrator.Dispatcher) orchestrator.Dispatcher {
+func (w *world) dropper(who string, p float64, inner outboxwrite.Dispatcher) outboxwrite.Dispatcher {
 	d := &dropper{inner: inner, in: w.in, p: p, kind: who + "_before_dispatch", who: who,
 		crashes: w.crashes, origin: w.origin}
 	if w.opts.InTx {
@@ -317,7 +318,7 @@ func (w *world) dropper(who string, p float64, inner orchestrator.Dispatcher) or
 // seeds their backoff jitter, and chains counters onto their metric hooks.
 func (w *world) wireFaults(a *app.App, n uint64) {
 	f := &w.faults
-	drop := func(who string, p float64) orchestrator.Dispatcher { return w.dropper(who, p, a.Relay) }
+	drop := func(who string, p float64) outboxwrite.Dispatcher { return w.dropper(who, p, a.Relay) }
 	// The advancer and the recovery are built anew with the run's
 	// dispatcher, jitter and counters (they take no change after
 	// construction).
