@@ -47,10 +47,10 @@ type TxSender interface {
 // usual: it wakes the queues and counts the ones sent here.
 //
 // The caller decides which rows may go now exactly as for Dispatch (an
-// aggregate's rows go in order: see orchestrator.insertEvents).
+// aggregate's rows go in order: see outboxwrite.Writer.Write).
 func (r *Relay) PublishInTx(ctx context.Context, tx store.Tx, events []outbox.Event) ([]outbox.Event, error) {
-	ts, ok := r.cfg.Queue.(TxSender)
-	if !ok || len(events) == 0 {
+	ts := r.ts
+	if ts == nil || len(events) == 0 {
 		return events, nil
 	}
 	now := r.cfg.Now()
@@ -111,8 +111,8 @@ func (r *Relay) PublishInTx(ctx context.Context, tx store.Tx, events []outbox.Ev
 // committed finishes rows PublishInTx sent, once their transaction has
 // committed: it wakes their queues and counts and logs them.
 func (r *Relay) committed(events []outbox.Event) {
-	ts, ok := r.cfg.Queue.(TxSender)
-	if !ok {
+	ts := r.ts
+	if ts == nil {
 		return
 	}
 	var urls []string

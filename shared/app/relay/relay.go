@@ -103,6 +103,9 @@ var ErrCrash = errors.New("relay: process crashed")
 // concurrent use (each call claims its own rows).
 type Relay struct {
 	cfg Config
+	// ts is cfg.Queue when it can store messages in a store transaction
+	// (decided once, in New), else nil.
+	ts TxSender
 }
 
 // New returns a Relay with cfg's zero fields set to their defaults. It
@@ -113,7 +116,8 @@ func New(cfg Config) (*Relay, error) {
 	if err := cfg.setDefaults(); err != nil {
 		return nil, err
 	}
-	return &Relay{cfg: cfg}, nil
+	ts, _ := cfg.Queue.(TxSender)
+	return &Relay{cfg: cfg, ts: ts}, nil
 }
 
 func (c *Config) setDefaults() error {
