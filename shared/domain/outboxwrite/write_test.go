@@ -185,6 +185,11 @@ func TestChain(t *testing.T) {
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("Chain = %v, want %v", got, want)
 	}
+	got = outboxwrite.Chain("req", "", "corr", "", "s1")
+	want = map[string]string{outbox.AttrCorrelationID: "req", outbox.AttrIdempotencyKey: "corr", outbox.AttrSagaID: "s1"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("Chain = %v, want %v", got, want)
+	}
 	if got := outboxwrite.Chain("", "", "", "", ""); len(got) != 0 {
 		t.Fatalf("Chain of nothing = %v, want empty", got)
 	}
