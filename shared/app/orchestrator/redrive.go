@@ -229,7 +229,7 @@ const ErrorTypeStuck = "stuck"
 
 // forEach runs one per-saga repair (redriveOne or repair) for each saga,
 // notes each error, dispatches the rows they wrote for dispatch (those
-// insertEvents returned), and returns how many acted.
+// the outbox writer's Write returned), and returns how many acted.
 func (r *Recovery) forEach(ctx context.Context, sagas []saga.Instance,
 	one func(context.Context, string) ([]outbox.Event, bool, error), note func(error)) int {
 	var events []outbox.Event
