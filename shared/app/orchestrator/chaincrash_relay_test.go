@@ -69,7 +69,7 @@ func TestChainedCrashResumesThroughTheRealRelay(t *testing.T) {
 		orderIDs = append(orderIDs, o.ID)
 	}
 	crashed := false
-	e.afterStep = func(step string, _ saga.Direction) error {
+	e.adv.AfterStep = func(step string, _ saga.Direction) error {
 		if step == saga.StepProcessPayment && !crashed {
 			crashed = true
 			return errCrash
@@ -99,7 +99,7 @@ func TestChainedCrashResumesThroughTheRealRelay(t *testing.T) {
 	if !crashed {
 		t.Fatal("setup: no crash")
 	}
-	e.afterStep = nil
+	e.adv.AfterStep = nil
 	if e.unfinished() != 1 {
 		t.Fatalf("setup: %d unfinished, want the crashed one", e.unfinished())
 	}

@@ -89,15 +89,10 @@ type Hooks struct {
 	OnPublished func(destination string, n int)
 	OnFailed    func(destination string, n int)
 	OnDead      func(destination string, errorType string)
+	// AfterSend is a test hook called after the queue accepted a batch and
+	// before it is marked published (crash-injection point).
+	AfterSend func(events []outbox.Event) error
 }
-
-// ErrCrash marks a queue error that stands for the death of the process
-// after the queue accepted a batch and before the relay marked its rows
-// published (a crash a test or the chaos harness injects by decorating the
-// queue): a SendBatch error wrapping it makes Run and RunOnce return it at
-// once, and Dispatch stop, recording nothing; the rows stay leased until
-// their lease lapses, then are sent again.
-var ErrCrash = errors.New("relay: process crashed")
 
 // Relay moves outbox rows to queues. It is built once by New and safe for
 // concurrent use (each call claims its own rows).
@@ -302,10 +297,9 @@ func (r *Relay) claimRound(ctx context.Context, rep *Report) ([]outbox.Event, er
 	return all, nil
 }
 
-// recordRound records the outcomes of one round; a crash (ErrCrash)
-// records nothing.
+// recordRound runs the AfterSend hook and records the outcomes of one round.
 func (r *Relay) recordRound(ctx context.Context, results []outcome, rep *Report) error {
-	if err := crashed(results); err != nil {
+	if err := r.afterSend(results); err != nil {
 		return err
 	}
 	pub, failed, dead, err := r.recordAll(ctx, results)
@@ -458,14 +452,18 @@ type outcome struct {
 	err   error
 }
 
-// crashed returns the first outcome error that wraps ErrCrash.
-func crashed(results []outcome) error {
+// afterSend calls the AfterSend test hook with the rows the queue accepted.
+func (r *Relay) afterSend(results []outcome) error {
+	if r.cfg.Hooks.AfterSend == nil {
+		return nil
+	}
+	var sent []outbox.Event
 	for _, o := range results {
-		if errors.Is(o.err, ErrCrash) {
-			return o.err
+		if o.err == nil {
+			sent = append(sent, o.event)
 		}
 	}
-	return nil
+	return r.cfg.Hooks.AfterSend(sent)
 }
 
 // recordAll records send outcomes in one transaction: every published row
