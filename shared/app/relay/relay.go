@@ -27,7 +27,7 @@ import (
 	"ordersaga/shared/domain/store"
 	"ordersaga/shared/kit/config"
 	"ordersaga/shared/kit/resilience"
-	"ordersaga/shared/kit/textcut"
+	"ordersaga/shared/kit/text"
 )
 
 // Defaults of a Config's zero fields: config.Default()'s values, so a
@@ -540,7 +540,7 @@ func (r *Relay) recordFailure(ctx context.Context, tx store.Tx, o outcome, now t
 	e.Version++
 	e.LeaseOwner, e.LeaseUntil = "", time.Time{}
 	e.Attempts++
-	e.LastError = truncate(o.err.Error(), 1000)
+	e.LastError = text.Cut(o.err.Error(), 1000)
 	if e.Attempts >= r.cfg.MaxAttempts {
 		e.Status = outbox.StatusDead
 	} else {
@@ -575,13 +575,6 @@ func deadLetter(e outbox.Event, cause error, id string, now time.Time) dlq.DeadL
 		OrderID: e.Metadata[outbox.AttrOrderID], OutboxEventID: e.ID, SagaID: e.Metadata[outbox.AttrSagaID],
 		CreatedAt: now, UpdatedAt: now, Version: 1,
 	}
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return textcut.Cut(s, n)
 }
 
 // logPublished writes one line per published event with its correlation chain.

@@ -9,6 +9,7 @@ import (
 	"ordersaga/shared/domain/outbox"
 	"ordersaga/shared/domain/saga"
 	"ordersaga/shared/domain/store"
+	"ordersaga/shared/kit/text"
 )
 
 // strictChecks are the strict checks (Options.Strict), each under its
@@ -116,7 +117,7 @@ func (c *checker) acceptedPublished() {
 		reported := false
 		for _, e := range append(byAgg[id], byAgg[o.SagaID]...) {
 			if e.Status == outbox.StatusDead {
-				c.fail("order %s was accepted but its %s event %s is dead: %s", id, e.EventType, e.ID, truncateText(e.LastError, 160))
+				c.fail("order %s was accepted but its %s event %s is dead: %s", id, e.EventType, e.ID, text.Clip(e.LastError, 160))
 				reported = true
 				break
 			}
@@ -147,7 +148,7 @@ func (c *checker) outageCancel() {
 		for _, e := range c.s.logs[id] {
 			if e.Step == saga.StepProcessPayment && e.Direction == saga.Forward && e.Outcome == saga.OutcomeFailed {
 				c.fail("order %s (total %d, under the decline limit %d) was cancelled by a provider outage at attempt %d: %s",
-					inst.Data.OrderID, inst.Data.TotalMinor, limit, e.Attempt, truncateText(e.Error, 160))
+					inst.Data.OrderID, inst.Data.TotalMinor, limit, e.Attempt, text.Clip(e.Error, 160))
 				break
 			}
 		}
@@ -194,17 +195,6 @@ func (w *world) deadOfUnfinished(ctx context.Context) (map[string]int, error) {
 		return nil, fmt.Errorf("chaos: count dead letters: %w", err)
 	}
 	return out, nil
-}
-
-// truncateText cuts s to at most n bytes on a character boundary.
-func truncateText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
 }
 
 // countUnpublished adds to n, per saga id already in n, its outbox rows

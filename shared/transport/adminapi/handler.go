@@ -13,6 +13,7 @@ import (
 
 	"ordersaga/shared/app/redrive"
 	"ordersaga/shared/domain/apperr"
+	"ordersaga/shared/kit/text"
 	"ordersaga/shared/transport/httpapi"
 	"ordersaga/shared/transport/identity"
 )
@@ -107,7 +108,7 @@ func actor(r *http.Request) string {
 func pathID(r *http.Request) (string, error) {
 	id := r.PathValue("id")
 	if !redrive.ValidID(id) {
-		return "", apperr.New(apperr.NotFound, "dead letter %q not found", truncate(id, 64))
+		return "", apperr.New(apperr.NotFound, "dead letter %q not found", text.Cut(id, 64))
 	}
 	return id, nil
 }
@@ -259,11 +260,4 @@ func (h *handler) run(r *http.Request, body map[string]json.RawMessage) (any, er
 func jsonOf(v any) json.RawMessage {
 	b, _ := json.Marshal(v) // strings and string slices always encode
 	return b
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n]
 }

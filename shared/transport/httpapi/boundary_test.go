@@ -22,7 +22,7 @@ import (
 	"ordersaga/shared/domain/queue"
 	"ordersaga/shared/domain/queue/queuetest"
 	"ordersaga/shared/domain/store"
-	"ordersaga/shared/kit/textrule"
+	"ordersaga/shared/kit/text"
 	"ordersaga/shared/transport/httpapi"
 	"ordersaga/shared/transport/identity"
 )
@@ -153,7 +153,7 @@ func TestAcceptedTextIsPublishable(t *testing.T) {
 	e := newAPI(t)
 	n := 0
 	for i, s := range queuetest.TextRuleSamples(7, 40) {
-		if !textrule.Printable(s) || strings.TrimSpace(s) != s || len([]rune(s)) > 128 {
+		if !text.Printable(s) || strings.TrimSpace(s) != s || len([]rune(s)) > 128 {
 			continue // the key and the id refuse control characters and edge spaces on top of the rule
 		}
 		r := e.post(t, s, orderBody(s))

@@ -15,7 +15,7 @@ import (
 	"ordersaga/shared/domain/apperr"
 	"ordersaga/shared/domain/idempotency"
 	"ordersaga/shared/domain/order"
-	"ordersaga/shared/kit/textrule"
+	"ordersaga/shared/kit/text"
 	"ordersaga/shared/transport/identity"
 )
 
@@ -149,7 +149,7 @@ func (h *handler) createOrder(w http.ResponseWriter, r *http.Request) {
 	}
 	// The request id becomes the correlation_id attribute of the order's
 	// messages; one the queue would refuse is dropped (the key stands in).
-	if len(reqID) > maxRequestID || !textrule.Printable(reqID) {
+	if len(reqID) > maxRequestID || !text.Printable(reqID) {
 		reqID = ""
 	}
 	resp, err := h.d.Orders.Create(r.Context(), orders.CreateCommand{Caller: caller, Key: key, Request: req, RequestID: reqID})
