@@ -75,7 +75,7 @@ func newStack(dir string, stock map[string]int64, concurrency int) *stack {
 	cfg.SQLitePath = filepath.Join(dir, "e2e.db")
 	cfg.QueueSQLite = cfg.SQLitePath
 	cfg.LogLevel = "error"
-	st, err := sqlitestore.Open(ctx, cfg.SQLitePath, sqlitestore.Options{OnTx: func(bool) { s.tx.Add(1) }})
+	st, err := sqlitestore.Open(ctx, cfg.SQLitePath, sqlitestore.Config{OnTx: func(bool) { s.tx.Add(1) }})
 	must(err)
 	s.db, err = sql.Open("sqlite", "file:"+cfg.SQLitePath+"?mode=ro&_pragma=busy_timeout(10000)")
 	must(err)

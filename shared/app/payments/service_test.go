@@ -27,7 +27,7 @@ type ledger struct {
 
 func newLedger(t *testing.T, p payments.Provider) ledger {
 	t.Helper()
-	st, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "pay.db"), sqlitestore.Options{})
+	st, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "pay.db"), sqlitestore.Config{})
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}

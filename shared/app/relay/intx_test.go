@@ -48,7 +48,7 @@ func newInTxFixture(t *testing.T) *inTxFixture {
 func newInTxFixtureOn(t *testing.T, clk *clock) *inTxFixture {
 	t.Helper()
 	f := &inTxFixture{path: filepath.Join(t.TempDir(), "app.db"), clock: clk, published: map[string]int{}}
-	s, err := sqlitestore.Open(context.Background(), f.path, sqlitestore.Options{Now: f.clock.Now})
+	s, err := sqlitestore.Open(context.Background(), f.path, sqlitestore.Config{Now: f.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -60,7 +60,7 @@ type Op struct {
 // own round trip instead of deferred to the commit).
 func Measure(ctx context.Context, dir string, immediate bool) ([]Op, error) {
 	path := filepath.Join(dir, "trips.db")
-	st, err := sqlitestore.Open(ctx, path, sqlitestore.Options{})
+	st, err := sqlitestore.Open(ctx, path, sqlitestore.Config{})
 	if err != nil {
 		return nil, err
 	}

@@ -37,7 +37,7 @@ func newEnv(t *testing.T) *env {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "admin.db")
 	now := func() time.Time { return t0 }
-	s, err := sqlitestore.Open(context.Background(), path, sqlitestore.Options{Now: now})
+	s, err := sqlitestore.Open(context.Background(), path, sqlitestore.Config{Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}

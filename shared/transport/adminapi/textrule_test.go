@@ -25,7 +25,7 @@ func newStockEnv(t *testing.T) (*env, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "admin.db")
 	now := func() time.Time { return t0 }
-	s, err := sqlitestore.Open(context.Background(), path, sqlitestore.Options{Now: now})
+	s, err := sqlitestore.Open(context.Background(), path, sqlitestore.Config{Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,7 +41,7 @@ type apiEnv struct {
 func newAPI(t *testing.T) *apiEnv {
 	t.Helper()
 	e := &apiEnv{path: filepath.Join(t.TempDir(), "api.db")}
-	s, err := sqlitestore.Open(context.Background(), e.path, sqlitestore.Options{Now: func() time.Time { return t0 }})
+	s, err := sqlitestore.Open(context.Background(), e.path, sqlitestore.Config{Now: func() time.Time { return t0 }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -63,7 +63,7 @@ func OpenStore(ctx context.Context, cfg config.Config, env app.Env) (store.Store
 	if cfg.Store != config.StoreSQLite {
 		return nil, notCarried("ORDERSAGA_STORE", cfg.Store, "sqlite")
 	}
-	s, err := sqlitestore.Open(ctx, cfg.SQLitePath, sqlitestore.Options{Now: env.Now, OnTx: env.OnTx})
+	s, err := sqlitestore.Open(ctx, cfg.SQLitePath, sqlitestore.Config{Now: env.Now, OnTx: env.OnTx})
 	if err != nil {
 		return nil, fmt.Errorf("open SQLite store %s: %w", cfg.SQLitePath, err)
 	}
