@@ -79,7 +79,7 @@ func newStack(dir string, stock map[string]int64, concurrency int) *stack {
 	must(err)
 	s.db, err = sql.Open("sqlite", "file:"+cfg.SQLitePath+"?mode=ro&_pragma=busy_timeout(10000)")
 	must(err)
-	inner, err := sqlitequeue.New(st.DB(), sqlitequeue.WithIDs(localwiring.NewID))
+	inner, err := sqlitequeue.New(st.DB(), sqlitequeue.Config{NewID: localwiring.NewID})
 	must(err)
 	s.q = &countingQueue{Queue: inner, inner: inner}
 	s.st = st

@@ -163,7 +163,7 @@ func TestSendInTxCommittedWakesLongPoll(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := New(st.DB(), WithPollInterval(time.Hour))
+	q, err := New(st.DB(), Config{PollInterval: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -417,7 +417,7 @@ func TestSendInTxDelay(t *testing.T) {
 		t.Fatal(err)
 	}
 	clock := &fakeClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
-	q, err := New(st.DB(), WithClock(clock.Now))
+	q, err := New(st.DB(), Config{Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

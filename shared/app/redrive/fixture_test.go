@@ -57,7 +57,7 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := sqlitequeue.Open(f.path, sqlitequeue.WithClock(f.clock.Now))
+	q, err := sqlitequeue.Open(f.path, sqlitequeue.Config{Now: f.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -52,7 +52,7 @@ func newInTxFixtureOn(t *testing.T, clk *clock) *inTxFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := sqlitequeue.New(s.DB(), sqlitequeue.WithClock(f.clock.Now))
+	q, err := sqlitequeue.New(s.DB(), sqlitequeue.Config{Now: f.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestPublishInTxWithoutTxSenderChangesNothing(t *testing.T) {
 	f := newInTxFixture(t)
 	// A second handle on the same file: a TxSender, but not on the store's
 	// *sql.DB, so it cannot write in the store's transaction.
-	sameFile, err := sqlitequeue.Open(f.path, sqlitequeue.WithClock(f.clock.Now))
+	sameFile, err := sqlitequeue.Open(f.path, sqlitequeue.Config{Now: f.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,7 @@ func newFixture(t *testing.T) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := sqlitequeue.Open(path, sqlitequeue.WithClock(clk.Now))
+	q, err := sqlitequeue.Open(path, sqlitequeue.Config{Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,7 +61,7 @@ func TestFaultyStore(t *testing.T) {
 func TestFaultyQueue(t *testing.T) {
 	ctx := context.Background()
 	c := newClock(0)
-	inner, err := sqlitequeue.Open(filepath.Join(t.TempDir(), "q.db"), sqlitequeue.WithClock(c.Now))
+	inner, err := sqlitequeue.Open(filepath.Join(t.TempDir(), "q.db"), sqlitequeue.Config{Now: c.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

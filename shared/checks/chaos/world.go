@@ -175,7 +175,7 @@ func (w *world) build(ctx context.Context, path string) error {
 	}
 	// The queue shares the store's writer connection, as app.New wires it
 	// for one file.
-	q, err := sqlitequeue.New(w.sqlite.DB(), sqlitequeue.WithClock(w.clock.Now), sqlitequeue.WithIDs(counter("m")))
+	q, err := sqlitequeue.New(w.sqlite.DB(), sqlitequeue.Config{Now: w.clock.Now, NewID: counter("m")})
 	if err != nil {
 		return fmt.Errorf("chaos: open queue: %w", err)
 	}

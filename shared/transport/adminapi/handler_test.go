@@ -41,7 +41,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := sqlitequeue.Open(path, sqlitequeue.WithClock(now))
+	q, err := sqlitequeue.Open(path, sqlitequeue.Config{Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,7 +29,7 @@ func newStockEnv(t *testing.T) (*env, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := sqlitequeue.Open(path, sqlitequeue.WithClock(now))
+	q, err := sqlitequeue.Open(path, sqlitequeue.Config{Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,8 +22,7 @@ import (
 func newQueue(t *testing.T, n int) (*sqlitequeue.Queue, string, *fakeclock.Clock) {
 	t.Helper()
 	clock := fakeclock.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	q, err := sqlitequeue.Open(filepath.Join(t.TempDir(), "q.db"), sqlitequeue.WithClock(clock.Now),
-		sqlitequeue.WithPollInterval(5*time.Millisecond))
+	q, err := sqlitequeue.Open(filepath.Join(t.TempDir(), "q.db"), sqlitequeue.Config{Now: clock.Now, PollInterval: 5 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
