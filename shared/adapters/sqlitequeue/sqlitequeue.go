@@ -28,7 +28,7 @@ import (
 
 	"ordersaga/shared/domain/apperr"
 	"ordersaga/shared/domain/queue"
-	"ordersaga/shared/kit/config"
+	"ordersaga/shared/kit/validate"
 )
 
 // URLPrefix starts every queue URL of this adapter.
@@ -76,9 +76,9 @@ type Config struct {
 // Validate reports what Open and New would refuse: a negative
 // PollInterval or BusyTimeout. Errors are apperr.Invalid and name the fields.
 func (c Config) Validate() error {
-	var p config.Problems
-	config.NotNegative(&p, "PollInterval", c.PollInterval)
-	config.NotNegative(&p, "BusyTimeout", c.BusyTimeout)
+	var p validate.Problems
+	validate.NotNegative(&p, "PollInterval", c.PollInterval)
+	validate.NotNegative(&p, "BusyTimeout", c.BusyTimeout)
 	return p.Err("sqlitequeue")
 }
 

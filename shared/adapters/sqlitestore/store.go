@@ -39,7 +39,7 @@ import (
 	"ordersaga/schema"
 	"ordersaga/shared/domain/apperr"
 	"ordersaga/shared/domain/store"
-	"ordersaga/shared/kit/config"
+	"ordersaga/shared/kit/validate"
 )
 
 var _ store.Store = (*Store)(nil)
@@ -75,9 +75,9 @@ type Options = Config
 // Validate reports what Open would refuse of c: a negative MaxOpenConns or
 // BusyTimeout. Errors are apperr.Invalid and name the fields.
 func (c Config) Validate() error {
-	var p config.Problems
-	config.NotNegative(&p, "MaxOpenConns", c.MaxOpenConns)
-	config.NotNegative(&p, "BusyTimeout", c.BusyTimeout)
+	var p validate.Problems
+	validate.NotNegative(&p, "MaxOpenConns", c.MaxOpenConns)
+	validate.NotNegative(&p, "BusyTimeout", c.BusyTimeout)
 	return p.Err("sqlitestore.Open")
 }
 

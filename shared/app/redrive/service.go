@@ -25,6 +25,7 @@ import (
 	"ordersaga/shared/domain/saga"
 	"ordersaga/shared/domain/store"
 	"ordersaga/shared/kit/config"
+	"ordersaga/shared/kit/validate"
 	"ordersaga/shared/kit/resilience"
 )
 
@@ -115,13 +116,13 @@ func New(cfg Config) (*Service, error) {
 // LoopLimit, MaxPerCall, MaxRate or ReceiveWait. Errors are apperr.Invalid
 // and name the fields.
 func (c Config) Validate() error {
-	var p config.Problems
+	var p validate.Problems
 	p.Require(c.Store != nil, "Store")
-	config.NotNegative(&p, "Shards", c.Shards)
-	config.NotNegative(&p, "LoopLimit", c.LoopLimit)
-	config.NotNegative(&p, "MaxPerCall", c.MaxPerCall)
-	config.NotNegative(&p, "MaxRate", c.MaxRate)
-	config.NotNegative(&p, "ReceiveWait", c.ReceiveWait)
+	validate.NotNegative(&p, "Shards", c.Shards)
+	validate.NotNegative(&p, "LoopLimit", c.LoopLimit)
+	validate.NotNegative(&p, "MaxPerCall", c.MaxPerCall)
+	validate.NotNegative(&p, "MaxRate", c.MaxRate)
+	validate.NotNegative(&p, "ReceiveWait", c.ReceiveWait)
 	return p.Err("redrive.New")
 }
 

@@ -25,6 +25,7 @@ import (
 	"ordersaga/shared/domain/queue"
 	"ordersaga/shared/domain/store"
 	"ordersaga/shared/kit/config"
+	"ordersaga/shared/kit/validate"
 	"ordersaga/shared/kit/resilience"
 	"ordersaga/shared/kit/text"
 )
@@ -120,19 +121,19 @@ func New(cfg Config) (*Relay, error) {
 // MaxSendConcurrency, or a backoff cap below its base (after the defaults).
 // Errors are apperr.Invalid and name the fields.
 func (c Config) Validate() error {
-	var p config.Problems
+	var p validate.Problems
 	p.Require(c.Store != nil, "Store")
 	p.Require(c.Queue != nil, "Queue")
-	config.NotNegative(&p, "Shards", c.Shards)
-	config.NotNegative(&p, "BatchSize", c.BatchSize)
-	config.NotNegative(&p, "MaxAttempts", c.MaxAttempts)
-	config.NotNegative(&p, "Lease", c.Lease)
-	config.NotNegative(&p, "LoopLimit", c.LoopLimit)
-	config.NotNegative(&p, "SendConcurrency", c.SendConcurrency)
-	config.NotNegative(&p, "Backoff.Base", c.Backoff.Base)
-	config.NotNegative(&p, "Backoff.Cap", c.Backoff.Cap)
-	config.AtMost(&p, "BatchSize", c.BatchSize, MaxBatchSize)
-	config.AtMost(&p, "SendConcurrency", c.SendConcurrency, MaxSendConcurrency)
+	validate.NotNegative(&p, "Shards", c.Shards)
+	validate.NotNegative(&p, "BatchSize", c.BatchSize)
+	validate.NotNegative(&p, "MaxAttempts", c.MaxAttempts)
+	validate.NotNegative(&p, "Lease", c.Lease)
+	validate.NotNegative(&p, "LoopLimit", c.LoopLimit)
+	validate.NotNegative(&p, "SendConcurrency", c.SendConcurrency)
+	validate.NotNegative(&p, "Backoff.Base", c.Backoff.Base)
+	validate.NotNegative(&p, "Backoff.Cap", c.Backoff.Cap)
+	validate.AtMost(&p, "BatchSize", c.BatchSize, MaxBatchSize)
+	validate.AtMost(&p, "SendConcurrency", c.SendConcurrency, MaxSendConcurrency)
 	c.setDefaults()
 	if c.Backoff.Base > 0 && c.Backoff.Cap > 0 && c.Backoff.Cap < c.Backoff.Base {
 		p.Add("Backoff.Cap", "must be at least the backoff base %s (got %s)", c.Backoff.Base, c.Backoff.Cap)

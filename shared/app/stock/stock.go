@@ -29,6 +29,7 @@ import (
 	"ordersaga/shared/domain/inventory"
 	"ordersaga/shared/domain/store"
 	"ordersaga/shared/kit/config"
+	"ordersaga/shared/kit/validate"
 )
 
 // Config configures a Service (New).
@@ -61,7 +62,7 @@ func New(cfg Config) (*Service, error) {
 // Validate reports what New would refuse: a Config without a Store. Errors
 // are apperr.Invalid and name the field.
 func (c Config) Validate() error {
-	var p config.Problems
+	var p validate.Problems
 	p.Require(c.Store != nil, "Store")
 	return p.Err("stock.New")
 }

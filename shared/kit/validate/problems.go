@@ -1,4 +1,6 @@
-package config
+// Package validate collects the refusals of a constructor's Validate, one
+// per field, into one apperr.Invalid error that names them all.
+package validate
 
 import (
 	"fmt"
