@@ -25,8 +25,8 @@ import (
 	"ordersaga/shared/domain/saga"
 	"ordersaga/shared/domain/store"
 	"ordersaga/shared/kit/config"
-	"ordersaga/shared/kit/validate"
 	"ordersaga/shared/kit/resilience"
+	"ordersaga/shared/kit/validate"
 )
 
 // Defaults and hard bounds. Those with a variable are config.Default()'s values.

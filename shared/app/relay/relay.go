@@ -25,9 +25,9 @@ import (
 	"ordersaga/shared/domain/queue"
 	"ordersaga/shared/domain/store"
 	"ordersaga/shared/kit/config"
-	"ordersaga/shared/kit/validate"
 	"ordersaga/shared/kit/resilience"
 	"ordersaga/shared/kit/text"
+	"ordersaga/shared/kit/validate"
 )
 
 // Defaults of a Config's zero fields: config.Default()'s values, so a
