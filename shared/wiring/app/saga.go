@@ -55,13 +55,16 @@ func (a *App) wireSaga(cfg config.Config, owner string, opt Options) error {
 		})
 		provider = a.sim
 	}
-	policy := payments.NewPolicy(payments.PolicyConfig{
+	guarded, err := payments.NewGuarded(payments.GuardedConfig{Provider: provider, Policy: payments.PolicyConfig{
 		Name: "payment", MaxConcurrent: cfg.Payment.MaxConcurrent, AttemptTimeout: cfg.Payment.Timeout,
 		Breaker: resilience.BreakerConfig{FailureThreshold: cfg.Payment.BreakerThreshold, OpenTimeout: cfg.Payment.BreakerOpenFor,
 			OnStateChange: a.hooks.breakerChanged, OnInit: a.hooks.breakerInit, Log: a.Log},
 		OnAttempt: a.hooks.retryAttempt, OnReject: a.hooks.bulkheadRejected,
-	})
-	pc := payments.Config{Store: a.store, Provider: payments.NewGuardedProvider(provider, policy), Now: a.Now}
+	}})
+	if err != nil {
+		return err
+	}
+	pc := payments.Config{Store: a.store, Provider: guarded, Now: a.Now}
 	if opt.Payments != nil {
 		opt.Payments(&pc)
 	}
