@@ -12,6 +12,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -158,12 +159,17 @@ func (s *stack) invoke(ctx context.Context, name string, raw []byte) error {
 // queueLoop plays a Message Queue trigger as the local runner does
 // (shared/transport/mqtrigger, up to s.concurrency invocations in flight).
 func (s *stack) queueLoop(ctx context.Context, qt triggers.QueueTrigger) {
-	mqtrigger.Trigger{
+	tr, err := mqtrigger.New(mqtrigger.Config{
 		Queue: s.q, URL: s.a.Config.QueueURLs.SagaCommands, QueueID: "yrn:yc:ymq:ru-central1:local:" + qt.Queue,
 		BatchSize: qt.BatchSize, VisibilityTimeout: time.Duration(qt.VisibilityTimeoutSeconds) * time.Second,
 		Concurrency: s.concurrency, Name: qt.Name,
 		Invoke: func(ctx context.Context, raw []byte) error { return s.invoke(ctx, qt.Function, raw) },
-	}.Run(ctx)
+	})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench: queue trigger %s not started: %v\n", qt.Name, err)
+		return
+	}
+	tr.Run(ctx)
 }
 
 // countingQueue decorates the queue port and counts the requests a Message

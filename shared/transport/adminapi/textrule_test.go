@@ -46,7 +46,7 @@ func newStockEnv(t *testing.T) (*env, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.srv = httpapi.NewHandler(httpapi.Deps{Auth: tokens, Log: log, Admin: adminapi.NewHandler(svc, tokens, adminapi.WithStock(st))})
+	e.srv = mustServe(t, httpapi.Config{Auth: tokens, Log: log}, adminapi.Config{Redrive: svc, Auth: tokens, Stock: st})
 	return e, path
 }
 

@@ -53,7 +53,7 @@ func newAPI(t *testing.T) *apiEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.h = httpapi.NewHandler(httpapi.Deps{Orders: svc, Log: log,
+	e.h = mustNew(t, httpapi.Config{Orders: svc, Log: log,
 		Auth: identity.Tokens{"usr": {Subject: "bob", Role: identity.RoleUser}}})
 	return e
 }

@@ -144,14 +144,25 @@ func New(ctx context.Context, cfg config.Config, open Opener, opt Options) (*App
 		_ = a.Close()
 		return nil, err
 	}
-	a.HTTP = httpapi.NewHandler(httpapi.Deps{
+	if a.HTTP, err = a.httpAPI(cfg, auth); err != nil {
+		_ = a.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+// httpAPI builds the HTTP API with the admin API and the console mounted.
+func (a *App) httpAPI(cfg config.Config, auth identity.Authenticator) (http.Handler, error) {
+	admin, err := adminapi.New(adminapi.Config{Redrive: a.Redrive, Auth: auth, Stock: a.Stock, Console: a.console(cfg, auth)})
+	if err != nil {
+		return nil, err
+	}
+	return httpapi.New(httpapi.Config{
 		Orders: a.Orders, Auth: auth, Log: a.Log,
 		RequestID: func(r *http.Request) string { return yc.RequestID(r.Context()) },
 		OnRequest: a.hooks.httpRequest,
-		Admin: adminapi.NewHandler(a.Redrive, auth, adminapi.WithStock(a.Stock),
-			adminapi.WithConsole(a.console(cfg, auth))),
+		Admin:     admin,
 	})
-	return a, nil
 }
 
 // wire builds the use cases, each once, with its constructor.
