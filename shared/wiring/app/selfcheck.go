@@ -13,7 +13,7 @@ import (
 // It reads only. versionID is the platform's function version id ("" off
 // the platform).
 func (a *App) SelfCheck(ctx context.Context, function, versionID string) selfcheck.Report {
-	return selfcheck.Run(ctx, selfcheck.Deps{
+	return selfcheck.Run(ctx, selfcheck.Config{
 		Function: function, Config: a.Config, Store: a.store, Queue: a.queue, Database: a.probe,
 		Now: a.Now, Code: selfcheck.BuildCode(versionID),
 	})
