@@ -13,9 +13,9 @@ import (
 
 // Defaults used when the corresponding Retry field is zero.
 const (
-	// DefaultMaxAttempts is the attempt budget when Retry.MaxAttempts <= 0.
+	// DefaultMaxAttempts is the attempt budget when Retry.MaxAttempts is zero.
 	DefaultMaxAttempts = 3
-	// DefaultMaxDelay bounds any single wait when Retry.MaxDelay <= 0.
+	// DefaultMaxDelay bounds any single wait when Retry.MaxDelay is zero.
 	DefaultMaxDelay = 30 * time.Second
 )
 
