@@ -428,11 +428,7 @@ func (a *Advancer) acquire(ctx context.Context, cmd saga.Command) (saga.Instance
 			return err
 		}
 		prev := cur.Version
-		cur.LeaseOwner, cur.LeaseUntil = a.c.Owner, now.Add(a.c.Lease)
-		if cur.State == saga.StatePending {
-			cur.State = saga.StateRunning
-		}
-		cur.UpdatedAt, cur.Version = now, prev+1
+		cur.Lease(a.c.Owner, now.Add(a.c.Lease), now)
 		inst = cur
 		return tx.UpdateSaga(ctx, cur, prev)
 	})
@@ -478,7 +474,7 @@ func (a *Advancer) releaseLease(ctx context.Context, inst saga.Instance, consume
 			return err
 		}
 		prev := cur.Version
-		cur.LeaseOwner, cur.LeaseUntil, cur.Version = "", time.Time{}, prev+1
+		cur.ReleaseLease()
 		if err := tx.UpdateSaga(ctx, cur, prev); err != nil {
 			return err
 		}

@@ -157,7 +157,7 @@ func (a *Advancer) saveIn(ctx context.Context, tx store.Tx, cur saga.Instance, k
 		if chained {
 			// The save keeps the lease for the next step: no lease
 			// transaction per chained step.
-			d.next.LeaseOwner, d.next.LeaseUntil = a.c.Owner, now.Add(a.c.Lease)
+			d.next.KeepLease(a.c.Owner, now.Add(a.c.Lease))
 		}
 		if d.gaveUp {
 			if change, err = failOrder(ctx, tx, d.next, "compensation failed: "+d.next.LastError, now); err != nil {

@@ -65,12 +65,11 @@ func permanent(err error) bool {
 // token (phase, step, attempts), so no message can be acted on twice.
 func decide(cur saga.Instance, steps saga.Table, r stepRun, now time.Time, pol retryPolicy) decision {
 	next := cur
-	next.LeaseOwner, next.LeaseUntil = "", time.Time{}
-	next.UpdatedAt, next.NextAttemptAt, next.Version = now, now, cur.Version+1
-	next.Data.ResetRedrives() // the saga moved: recovery's counts start again
+	lastErr := ""
 	if r.err != nil {
-		next.LastError = textcut.Cut(r.err.Error(), maxErrorText)
+		lastErr = textcut.Cut(r.err.Error(), maxErrorText)
 	}
+	next.Moved(lastErr, now)
 	def := steps[cur.Step]
 	d := decision{}
 	// spent is how many attempts of this step counted against its budget:
@@ -84,26 +83,12 @@ func decide(cur saga.Instance, steps saga.Table, r stepRun, now time.Time, pol r
 		// shorter than the bound never cancels an order, however many
 		// orders are in flight.
 		d.outcome = saga.OutcomeWaiting
-		next.Attempts, next.Data.Waits = cur.Attempts+1, cur.Data.Waits+1
-		if cur.Data.Waits == 0 || cur.Data.OutageSince == nil {
-			since := now
-			next.Data.OutageSince = &since
-		}
-		if r.dir == saga.Forward {
-			next.State = saga.StateRunning
-		}
-		next.NextAttemptAt = now.Add(pol.waitFor(r.err))
+		next.Wait(r.dir, now.Add(pol.waitFor(r.err)), now)
 	} else if r.dir == saga.Forward {
 		switch {
 		case r.err == nil:
 			d.outcome = saga.OutcomeSucceeded
-			next.Attempts, next.Data.Waits, next.Data.OutageSince = 0, 0, nil
-			next.Step = cur.Step + 1
-			if next.Step >= len(steps) {
-				next.State, next.Step, next.FinishedAt = saga.StateCompleted, len(steps), now
-			} else {
-				next.State = saga.StateRunning
-			}
+			next.Advance(len(steps), now)
 		case permanent(r.err):
 			d.outcome = saga.OutcomeFailed
 			next.Data.FailureReason = fmt.Sprintf("%s: %s", r.name, apperr.Message(r.err))
@@ -120,15 +105,14 @@ func decide(cur saga.Instance, steps saga.Table, r stepRun, now time.Time, pol r
 			if apperr.Is(r.err, apperr.Rejected) {
 				from = max(cur.Step-1, 0)
 			}
-			compensateFrom(&next, from, now)
+			next.CompensateFrom(from, now)
 		case spent+1 >= def.MaxAttempts:
 			d.outcome = saga.OutcomeFailed
 			next.Data.FailureReason = fmt.Sprintf("%s: gave up after %d attempts", r.name, spent+1)
-			compensateFrom(&next, cur.Step, now)
+			next.CompensateFrom(cur.Step, now)
 		default:
 			d.outcome = saga.OutcomeRetry
-			next.State, next.Attempts = saga.StateRunning, cur.Attempts+1
-			next.NextAttemptAt = now.Add(pol.retryIn(r.err, spent))
+			next.Retry(r.dir, now.Add(pol.retryIn(r.err, spent)))
 		}
 	} else {
 		switch {
@@ -137,26 +121,24 @@ func decide(cur saga.Instance, steps saga.Table, r stepRun, now time.Time, pol r
 			if r.skipped {
 				d.outcome = saga.OutcomeSkipped
 			}
-			compensateFrom(&next, cur.Step-1, now)
+			next.CompensateFrom(cur.Step-1, now)
 		case !permanent(r.err) && spent+1 < def.MaxCompensationAttempts:
 			d.outcome = saga.OutcomeRetry
-			next.Attempts = cur.Attempts + 1
-			next.NextAttemptAt = now.Add(pol.retryIn(r.err, spent))
+			next.Retry(r.dir, now.Add(pol.retryIn(r.err, spent)))
 		default:
 			d.outcome = saga.OutcomeGaveUp
 			if g := cur.Data.GaveUp; g == nil || g.Epoch != cur.Data.Epoch {
 				next.Data.GaveUp = &saga.GaveUp{Epoch: cur.Data.Epoch, Step: cur.Step, Attempts: cur.Attempts + 1,
 					Kind: apperr.KindOf(r.err).String(), Error: next.LastError}
 			}
-			compensateFrom(&next, cur.Step-1, now)
+			next.CompensateFrom(cur.Step-1, now)
 		}
 		if g := next.Data.GaveUp; g != nil && g.Epoch == next.Data.Epoch &&
 			(next.State == saga.StateCompensated || next.Step == 0) {
 			// Every compensation that could run has run: the saga fails
 			// at the compensation that gave up.
 			d.gaveUp, d.kind = true, g.Kind
-			next.State, next.Step, next.Attempts, next.FinishedAt = saga.StateFailed, g.Step, g.Attempts, now
-			next.LastError = g.Error
+			next.FailAt(g.Step, g.Attempts, g.Error, now)
 		}
 	}
 	if !next.State.Finished() {
@@ -244,17 +226,6 @@ func refused(err error) bool {
 // the step may still wait (retryPolicy.mayWait).
 func waiting(err error) bool {
 	return refused(err) || errors.Is(err, resilience.ErrDown)
-}
-
-// compensateFrom moves s to compensate step j next, or to compensated when
-// there is no step left to compensate (j < 0).
-func compensateFrom(s *saga.Instance, j int, now time.Time) {
-	s.Attempts, s.Data.Waits, s.Data.OutageSince = 0, 0, nil
-	if j < 0 {
-		s.State, s.Step, s.FinishedAt = saga.StateCompensated, 0, now
-		return
-	}
-	s.State, s.Step = saga.StateCompensating, j
 }
 
 // stepName is the name of what inst runs next: the forward step while
