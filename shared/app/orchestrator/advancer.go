@@ -182,13 +182,23 @@ func (c *AdvancerConfig) validate() error {
 }
 
 // validate refuses a step table with a step or compensation that has no
-// action, or both kinds of action.
+// action, or both kinds of action, and a retry policy with no attempts, a
+// negative duration or a backoff cap below its base.
 func (s Steps) validate() error {
 	for _, st := range s {
 		for _, act := range []Action{st.Do, st.Undo} {
 			if (act.Call == nil) == (act.InTx == nil) {
 				return apperr.New(apperr.Invalid, "orchestrator: step %q needs exactly one action (Call or InTx) each way", st.Name)
 			}
+		}
+		rp := st.RetryPolicy
+		switch {
+		case rp.MaxAttempts < 1 || rp.MaxCompensationAttempts < 1:
+			return apperr.New(apperr.Invalid, "orchestrator: step %q needs at least one attempt each way (MaxAttempts %d, MaxCompensationAttempts %d)", st.Name, rp.MaxAttempts, rp.MaxCompensationAttempts)
+		case st.Timeout < 0 || rp.BackoffBase < 0 || rp.BackoffCap < 0 || rp.OutageBound < 0:
+			return apperr.New(apperr.Invalid, "orchestrator: step %q has a negative timeout, backoff or outage bound", st.Name)
+		case rp.BackoffBase > 0 && rp.BackoffCap > 0 && rp.BackoffCap < rp.BackoffBase:
+			return apperr.New(apperr.Invalid, "orchestrator: step %q backoff cap %s is below its base %s", st.Name, rp.BackoffCap, rp.BackoffBase)
 		}
 	}
 	return nil

@@ -7,6 +7,7 @@ import (
 
 	"ordersaga/shared/app/orchestrator"
 	"ordersaga/shared/domain/apperr"
+	"ordersaga/shared/domain/saga"
 	"ordersaga/shared/kit/config"
 	"ordersaga/shared/kit/resilience"
 )
@@ -78,7 +79,22 @@ func TestConstructorsRefuseBadConfig(t *testing.T) {
 	e := newEnv(t, envOpts{})
 	broken := append(orchestrator.Steps{}, orchestrator.CreateOrderSaga...)
 	broken[1].Do = orchestrator.Action{}
+	withPolicy := func(change func(*saga.RetryPolicy)) orchestrator.Steps {
+		s := append(orchestrator.Steps{}, orchestrator.CreateOrderSaga...)
+		change(&s[2].RetryPolicy)
+		return s
+	}
 	for name, cfg := range map[string]orchestrator.AdvancerConfig{
+		"step without attempts": {Store: e.store, Inventory: e.stock, Payments: e.pay,
+			Steps: withPolicy(func(p *saga.RetryPolicy) { p.MaxAttempts = 0 })},
+		"compensation without attempts": {Store: e.store, Inventory: e.stock, Payments: e.pay,
+			Steps: withPolicy(func(p *saga.RetryPolicy) { p.MaxCompensationAttempts = 0 })},
+		"negative step backoff": {Store: e.store, Inventory: e.stock, Payments: e.pay,
+			Steps: withPolicy(func(p *saga.RetryPolicy) { p.BackoffBase = -time.Second })},
+		"negative step outage bound": {Store: e.store, Inventory: e.stock, Payments: e.pay,
+			Steps: withPolicy(func(p *saga.RetryPolicy) { p.OutageBound = -time.Minute })},
+		"step cap below its base": {Store: e.store, Inventory: e.stock, Payments: e.pay,
+			Steps: withPolicy(func(p *saga.RetryPolicy) { p.BackoffBase, p.BackoffCap = time.Minute, time.Second })},
 		"no store":        {Inventory: e.stock, Payments: e.pay},
 		"no inventory":    {Store: e.store, Payments: e.pay},
 		"no payments":     {Store: e.store, Inventory: e.stock},

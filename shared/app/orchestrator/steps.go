@@ -129,20 +129,20 @@ func (s Steps) action(i int, dir saga.Direction) Action {
 // the step's save transaction.
 var CreateOrderSaga = Steps{
 	{StepDef: saga.StepDef{Name: saga.StepCreateOrder, Compensation: saga.StepCancelOrder,
-		Timeout: 5 * time.Second, MaxAttempts: 5, MaxCompensationAttempts: 10},
+		Timeout: 5 * time.Second, RetryPolicy: saga.RetryPolicy{MaxAttempts: 5, MaxCompensationAttempts: 10}},
 		Do: Action{InTx: onOrder(saga.Forward, checkPending)}, Undo: Action{InTx: onOrder(saga.Compensate, cancelOrder)}},
 	{StepDef: saga.StepDef{Name: saga.StepReserveInventory, Compensation: saga.StepReleaseInventory,
-		Timeout: 5 * time.Second, MaxAttempts: 5, MaxCompensationAttempts: 10},
+		Timeout: 5 * time.Second, RetryPolicy: saga.RetryPolicy{MaxAttempts: 5, MaxCompensationAttempts: 10}},
 		Do: Action{InTx: reserve}, Undo: Action{Call: release}},
 	{StepDef: saga.StepDef{Name: saga.StepProcessPayment, Compensation: saga.StepRefundPayment,
-		Timeout: 10 * time.Second, MaxAttempts: 5, MaxCompensationAttempts: 10},
+		Timeout: 10 * time.Second, RetryPolicy: saga.RetryPolicy{MaxAttempts: 5, MaxCompensationAttempts: 10}},
 		Do: Action{Call: charge}, Undo: Action{Call: refund}},
 	// cancel_order compensating confirm_order has nothing to do: confirming
 	// commits with the saga state, so a saga compensating it never
 	// confirmed the order. The order is cancelled once, by the compensation
 	// of create_order, after the stock and the money are back.
 	{StepDef: saga.StepDef{Name: saga.StepConfirmOrder, Compensation: saga.StepCancelOrder,
-		Timeout: 5 * time.Second, MaxAttempts: 5, MaxCompensationAttempts: 10},
+		Timeout: 5 * time.Second, RetryPolicy: saga.RetryPolicy{MaxAttempts: 5, MaxCompensationAttempts: 10}},
 		Do: Action{InTx: onOrder(saga.Forward, confirm)}, Undo: Action{InTx: nothingToUndo}},
 }
 

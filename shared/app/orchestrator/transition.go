@@ -71,6 +71,7 @@ func decide(cur saga.Instance, steps saga.Table, r stepRun, now time.Time, pol r
 	}
 	next.Moved(lastErr, now)
 	def := steps[cur.Step]
+	pol = pol.forStep(def.RetryPolicy)
 	d := decision{}
 	// spent is how many attempts of this step counted against its budget:
 	// the waits for a dependency that is down advance the token but not the
@@ -163,6 +164,21 @@ type retryPolicy struct {
 	// dependency that is down without spending attempts
 	// (AdvancerConfig.OutageBound).
 	outage time.Duration
+}
+
+// forStep is p with the step's own backoff and outage bound where its row
+// sets them.
+func (p retryPolicy) forStep(rp saga.RetryPolicy) retryPolicy {
+	if rp.BackoffBase > 0 {
+		p.backoff.Base = rp.BackoffBase
+	}
+	if rp.BackoffCap > 0 {
+		p.backoff.Cap = rp.BackoffCap
+	}
+	if rp.OutageBound > 0 {
+		p.outage = rp.OutageBound
+	}
+	return p
 }
 
 // DefaultOutageBound is AdvancerConfig.OutageBound's default: a step waits
