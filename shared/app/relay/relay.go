@@ -342,7 +342,7 @@ func (r *Relay) claim(ctx context.Context, shard int) ([]outbox.Event, int, erro
 	err := r.cfg.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		claimed, blocked = claimed[:0], 0
 		now := r.cfg.Now()
-		// The due list holds only aggregates' heads (store.Outbox.
+		// The due list holds only aggregates' heads (store.OutboxRows.
 		// ListOutboxDue), so rows queued behind a dead, backing-off or
 		// leased row are never in it, however many there are. One list
 		// usually fills the claim; when heads found behind a redriven row

@@ -86,7 +86,7 @@ func (w *world) newProvider() {
 // instance's clock now. The policy is the production one otherwise
 // (payments.NewPolicy with the instance's configuration), one per instance
 // as one per function instance in the cloud.
-func (w *world) provider(cfg config.Payment, now func() time.Time, n uint64) payments.Provider {
+func (w *world) provider(cfg config.PaymentSettings, now func() time.Time, n uint64) payments.Provider {
 	policy := payments.NewPolicy(payments.PolicyConfig{
 		Name: "payment", MaxConcurrent: cfg.MaxConcurrent, AttemptTimeout: cfg.Timeout,
 		Breaker: resilience.BreakerConfig{FailureThreshold: cfg.BreakerThreshold, OpenTimeout: cfg.BreakerOpenFor, Now: now},
