@@ -73,11 +73,8 @@ func decide(cur saga.Instance, steps saga.Table, r stepRun, now time.Time, pol r
 	def := steps[cur.Step]
 	pol = pol.forStep(def.RetryPolicy)
 	d := decision{}
-	// spent is how many attempts of this step counted against its budget:
-	// the waits for a dependency that is down advance the token but not the
-	// budget.
-	spent := cur.Attempts - cur.Data.Waits
-	if r.err != nil && waiting(r.err) && pol.mayWait(cur, now) {
+	switch {
+	case r.err != nil && waiting(r.err) && pol.mayWait(cur, now):
 		// The dependency is down (its breaker refused the call or opened
 		// after it; or the bulkhead is full): wait for it instead of
 		// spending an attempt, for up to the outage bound, so an outage
@@ -85,55 +82,10 @@ func decide(cur saga.Instance, steps saga.Table, r stepRun, now time.Time, pol r
 		// orders are in flight.
 		d.outcome = saga.OutcomeWaiting
 		next.Wait(r.dir, now.Add(pol.waitFor(r.err)), now)
-	} else if r.dir == saga.Forward {
-		switch {
-		case r.err == nil:
-			d.outcome = saga.OutcomeSucceeded
-			next.Advance(len(steps), now)
-		case permanent(r.err):
-			d.outcome = saga.OutcomeFailed
-			next.Data.FailureReason = fmt.Sprintf("%s: %s", r.name, apperr.Message(r.err))
-			// A business refusal (Rejected: out of stock, declined) is known
-			// to have had no effect: compensation starts from the previous
-			// step. Any other permanent error (Invalid: the participant
-			// refused the request itself) may follow an attempt whose effect
-			// happened, so this step is compensated too (compensations are
-			// idempotent no-ops when nothing happened). create_order's effect,
-			// the order row, was written with the saga by the API: it is
-			// always compensated (cancel_order skips an order that is missing
-			// or already final).
-			from := cur.Step
-			if apperr.Is(r.err, apperr.Rejected) {
-				from = max(cur.Step-1, 0)
-			}
-			next.CompensateFrom(from, now)
-		case spent+1 >= def.MaxAttempts:
-			d.outcome = saga.OutcomeFailed
-			next.Data.FailureReason = fmt.Sprintf("%s: gave up after %d attempts", r.name, spent+1)
-			next.CompensateFrom(cur.Step, now)
-		default:
-			d.outcome = saga.OutcomeRetry
-			next.Retry(r.dir, now.Add(pol.retryIn(r.err, spent)))
-		}
-	} else {
-		switch {
-		case r.err == nil:
-			d.outcome = saga.OutcomeSucceeded
-			if r.skipped {
-				d.outcome = saga.OutcomeSkipped
-			}
-			next.CompensateFrom(cur.Step-1, now)
-		case !permanent(r.err) && spent+1 < def.MaxCompensationAttempts:
-			d.outcome = saga.OutcomeRetry
-			next.Retry(r.dir, now.Add(pol.retryIn(r.err, spent)))
-		default:
-			d.outcome = saga.OutcomeGaveUp
-			if g := cur.Data.GaveUp; g == nil || g.Epoch != cur.Data.Epoch {
-				next.Data.GaveUp = &saga.GaveUp{Epoch: cur.Data.Epoch, Step: cur.Step, Attempts: cur.Attempts + 1,
-					Kind: apperr.KindOf(r.err).String(), Error: next.LastError}
-			}
-			next.CompensateFrom(cur.Step-1, now)
-		}
+	case r.dir == saga.Forward:
+		d.outcome = forward(&next, cur, def, len(steps), r, now, pol)
+	default:
+		d.outcome = compensation(&next, cur, def, r, now, pol)
 		if g := next.Data.GaveUp; g != nil && g.Epoch == next.Data.Epoch &&
 			(next.State == saga.StateCompensated || next.Step == 0) {
 			// Every compensation that could run has run: the saga fails
@@ -155,6 +107,70 @@ func decide(cur saga.Instance, steps saga.Table, r stepRun, now time.Time, pol r
 	}
 	d.next = next
 	return d
+}
+
+// spent is how many attempts of cur's step counted against its budget: the
+// waits for a dependency that is down advance the token but not the
+// budget.
+func spent(cur saga.Instance) int { return cur.Attempts - cur.Data.Waits }
+
+// forward applies the outcome r of cur's forward step (def, one of n steps)
+// to next and returns it.
+func forward(next *saga.Instance, cur saga.Instance, def saga.StepDef, n int, r stepRun, now time.Time, pol retryPolicy) saga.Outcome {
+	switch {
+	case r.err == nil:
+		next.Advance(n, now)
+		return saga.OutcomeSucceeded
+	case permanent(r.err):
+		next.Data.FailureReason = fmt.Sprintf("%s: %s", r.name, apperr.Message(r.err))
+		// A business refusal (Rejected: out of stock, declined) is known
+		// to have had no effect: compensation starts from the previous
+		// step. Any other permanent error (Invalid: the participant
+		// refused the request itself) may follow an attempt whose effect
+		// happened, so this step is compensated too (compensations are
+		// idempotent no-ops when nothing happened). create_order's effect,
+		// the order row, was written with the saga by the API: it is
+		// always compensated (cancel_order skips an order that is missing
+		// or already final).
+		from := cur.Step
+		if apperr.Is(r.err, apperr.Rejected) {
+			from = max(cur.Step-1, 0)
+		}
+		next.CompensateFrom(from, now)
+		return saga.OutcomeFailed
+	case spent(cur)+1 >= def.MaxAttempts:
+		next.Data.FailureReason = fmt.Sprintf("%s: gave up after %d attempts", r.name, spent(cur)+1)
+		next.CompensateFrom(cur.Step, now)
+		return saga.OutcomeFailed
+	default:
+		next.Retry(r.dir, now.Add(pol.retryIn(r.err, spent(cur))))
+		return saga.OutcomeRetry
+	}
+}
+
+// compensation applies the outcome r of cur's compensation (def's) to next
+// and returns it. A compensation that gives up is recorded in
+// next.Data.GaveUp (the first of its epoch) and the compensations before
+// it still run.
+func compensation(next *saga.Instance, cur saga.Instance, def saga.StepDef, r stepRun, now time.Time, pol retryPolicy) saga.Outcome {
+	switch {
+	case r.err == nil:
+		next.CompensateFrom(cur.Step-1, now)
+		if r.skipped {
+			return saga.OutcomeSkipped
+		}
+		return saga.OutcomeSucceeded
+	case !permanent(r.err) && spent(cur)+1 < def.MaxCompensationAttempts:
+		next.Retry(r.dir, now.Add(pol.retryIn(r.err, spent(cur))))
+		return saga.OutcomeRetry
+	default:
+		if g := cur.Data.GaveUp; g == nil || g.Epoch != cur.Data.Epoch {
+			next.Data.GaveUp = &saga.GaveUp{Epoch: cur.Data.Epoch, Step: cur.Step, Attempts: cur.Attempts + 1,
+				Kind: apperr.KindOf(r.err).String(), Error: next.LastError}
+		}
+		next.CompensateFrom(cur.Step-1, now)
+		return saga.OutcomeGaveUp
+	}
 }
 
 // retryPolicy is how decide spaces retries.
