@@ -256,6 +256,17 @@ func Load(getenv Getenv) (Config, error) {
 func (c Config) Validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	c.validateBackends(bad)
+	c.validateLimits(bad)
+	c.validateObservability(bad)
+	return errors.Join(errs...)
+}
+
+// complaint records one problem of a configuration.
+type complaint func(format string, args ...any)
+
+// validateBackends checks the store, the queue and the authentication.
+func (c Config) validateBackends(bad complaint) {
 	switch c.Store {
 	case StoreSQLite:
 		if c.SQLitePath == "" {
@@ -304,6 +315,10 @@ func (c Config) Validate() error {
 	default:
 		bad("ORDERSAGA_AUTH must be gateway or tokens (got %q)", c.Auth)
 	}
+}
+
+// validateLimits checks the sizes, counts, leases and backoffs.
+func (c Config) validateLimits(bad complaint) {
 	positive := func(name string, v int) {
 		if v <= 0 {
 			bad("%s must be positive (got %d)", name, v)
@@ -344,6 +359,10 @@ func (c Config) Validate() error {
 	if c.Payment.FailureRate < 0 || c.Payment.FailureRate > 1 {
 		bad("PAYMENT_FAILURE_RATE must be between 0 and 1 (got %v)", c.Payment.FailureRate)
 	}
+}
+
+// validateObservability checks the log level and the metrics backend.
+func (c Config) validateObservability(bad complaint) {
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:
@@ -358,7 +377,6 @@ func (c Config) Validate() error {
 	default:
 		bad("ORDERSAGA_METRICS must be none, prometheus or monitoring (got %q)", c.Metrics)
 	}
-	return errors.Join(errs...)
 }
 
 type reader struct {
