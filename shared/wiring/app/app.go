@@ -22,6 +22,7 @@ import (
 	"ordersaga/shared/app/orchestrator"
 	"ordersaga/shared/app/orders"
 	"ordersaga/shared/app/payments"
+	"ordersaga/shared/app/queuesetup"
 	"ordersaga/shared/app/relay"
 	"ordersaga/shared/app/selfcheck"
 	"ordersaga/shared/domain/metrics"
@@ -233,32 +234,14 @@ func dropEmpty(groups []string, a slog.Attr) slog.Attr {
 }
 
 // EnsureQueues creates the queues of triggers.yaml (local runs and tests;
-// in the cloud Terraform creates them), dead-letter queues first so that
-// redrive policies can name them.
+// in the cloud Terraform creates them) through Commands.Queues, dead-letter
+// queues first so that redrive policies can name them.
 func (a *App) EnsureQueues(ctx context.Context, qs []triggers.Queue) error {
-	urls := map[string]string{}
-	pending := append([]triggers.Queue(nil), qs...)
-	for len(pending) > 0 {
-		progressed := false
-		rest := pending[:0]
-		for _, q := range pending {
-			if q.DeadLetterQueue != "" && urls[q.DeadLetterQueue] == "" {
-				rest = append(rest, q)
-				continue
-			}
-			url, err := a.queue.Ensure(ctx, queue.QueueSpec{
-				Name: q.Name, VisibilityTimeout: time.Duration(q.VisibilityTimeoutSeconds) * time.Second,
-				MaxReceiveCount: q.MaxReceiveCount, DeadLetterQueueURL: urls[q.DeadLetterQueue],
-			})
-			if err != nil {
-				return fmt.Errorf("ensure queue %s: %w", q.Name, err)
-			}
-			urls[q.Name], progressed = url, true
-		}
-		if !progressed {
-			return fmt.Errorf("queues with unresolvable dead-letter queues: %d", len(rest))
-		}
-		pending = rest
+	specs := make([]queuesetup.Queue, len(qs))
+	for i, q := range qs {
+		specs[i] = queuesetup.Queue{Name: q.Name, VisibilityTimeout: time.Duration(q.VisibilityTimeoutSeconds) * time.Second,
+			MaxReceiveCount: q.MaxReceiveCount, DeadLetterQueue: q.DeadLetterQueue}
 	}
-	return nil
+	_, err := a.Commands.Queues.Ensure(ctx, specs)
+	return err
 }

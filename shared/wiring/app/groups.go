@@ -11,6 +11,7 @@ import (
 	"ordersaga/shared/app/orchestrator"
 	"ordersaga/shared/app/orders"
 	"ordersaga/shared/app/payments"
+	"ordersaga/shared/app/queuesetup"
 	"ordersaga/shared/app/redrive"
 	"ordersaga/shared/app/relay"
 	"ordersaga/shared/app/selfcheck"
@@ -31,6 +32,8 @@ type Commands struct {
 	Advancer *orchestrator.Advancer
 	Recovery *orchestrator.Recovery
 	Redrive  *redrive.Service
+	// Queues creates the deployment's queues (App.EnsureQueues).
+	Queues *queuesetup.Setup
 
 	// AdvanceSagas advances a saga-commands trigger batch (sagaadvancer).
 	AdvanceSagas *sagabatch.Job
@@ -55,6 +58,9 @@ type Queries struct {
 func (a *App) wireJobs(cfg config.Config) error {
 	c := &a.Commands
 	var err error
+	if c.Queues, err = queuesetup.New(queuesetup.Config{Queue: a.queue}); err != nil {
+		return err
+	}
 	if c.AdvanceSagas, err = sagabatch.New(sagabatch.Config{
 		Advancer: currentAdvancer{c}, Concurrency: cfg.Saga.BatchConcurrency, OnReceived: a.hooks.received,
 	}); err != nil {
