@@ -104,13 +104,13 @@ func TestCheckerCatchesBrokenProduct(t *testing.T) {
 	}{{
 		name: "stock reserved twice",
 		tamper: func(a *app.App) {
-			withAdvancer(a, func(c *orchestrator.AdvancerConfig) { c.Inventory = doubleReserve{a.Stock} })
+			withAdvancer(a, func(c *orchestrator.AdvancerConfig) { c.Inventory = doubleReserve{a.Commands.Stock} })
 		},
 		want: "belongs to no saga",
 	}, {
 		name: "charged twice",
 		tamper: func(a *app.App) {
-			withAdvancer(a, func(c *orchestrator.AdvancerConfig) { c.Payments = doubleCharge{a.Payments} })
+			withAdvancer(a, func(c *orchestrator.AdvancerConfig) { c.Payments = doubleCharge{a.Commands.Payments} })
 		},
 		want: "ledger entry",
 	}, {
@@ -178,11 +178,11 @@ func TestCheckerCatchesBrokenProduct(t *testing.T) {
 // withAdvancer rebuilds a's advancer with change applied to its
 // configuration, keeping its test hooks.
 func withAdvancer(a *app.App, change func(*orchestrator.AdvancerConfig)) {
-	c := a.Advancer.Config()
+	c := a.Commands.Advancer.Config()
 	change(&c)
 	adv := must(orchestrator.NewAdvancer(c))
-	adv.Fault, adv.AfterStep = a.Advancer.Fault, a.Advancer.AfterStep
-	a.Advancer = adv
+	adv.Fault, adv.AfterStep = a.Commands.Advancer.Fault, a.Commands.Advancer.AfterStep
+	a.Commands.Advancer = adv
 }
 
 // doubleReserve reserves every saga's stock a second time under another key.

@@ -214,7 +214,7 @@ func (w *world) build(ctx context.Context, path string) error {
 		"sku-a": int64(6 * w.opts.Orders), "sku-b": int64(w.opts.Orders/2 + 5),
 		"sku-c": int64(w.opts.Orders/8 + 5), "sku-out": 0,
 	}
-	if err := w.app.Stock.Seed(ctx, w.initial); err != nil {
+	if err := w.app.Commands.Stock.Seed(ctx, w.initial); err != nil {
 		return fmt.Errorf("chaos: seed stock: %w", err)
 	}
 	if w.opts.Sharded {
@@ -323,15 +323,15 @@ func (w *world) dropper(who string, p float64, inner outboxwrite.Dispatcher) out
 // seeds their backoff jitter, and chains counters onto their metric hooks.
 func (w *world) wireFaults(a *app.App, n uint64) {
 	f := &w.faults
-	drop := func(who string, p float64) outboxwrite.Dispatcher { return w.dropper(who, p, a.Relay) }
+	drop := func(who string, p float64) outboxwrite.Dispatcher { return w.dropper(who, p, a.Commands.Relay) }
 	// The advancer and the recovery are built anew with the run's
 	// dispatcher, jitter and counters (they take no change after
 	// construction).
-	adv := a.Advancer.Config()
+	adv := a.Commands.Advancer.Config()
 	adv.Dispatcher = drop("advancer", f.AdvancerDropDispatch)
-	rec := a.Recovery.Config()
+	rec := a.Commands.Recovery.Config()
 	rec.Dispatcher = drop("recovery", f.RecoveryDropDispatch)
-	a.Recovery = must(orchestrator.NewRecovery(rec))
+	a.Commands.Recovery = must(orchestrator.NewRecovery(rec))
 	adv.Backoff.Rand = resilience.NewRand(w.opts.Seed + 2 + 16*n)
 	h := adv.Hooks
 	onMsg, onStep := h.OnMessage, h.OnStep
@@ -350,8 +350,8 @@ func (w *world) wireFaults(a *app.App, n uint64) {
 		}
 	}
 	adv.Hooks = h
-	a.Advancer = must(orchestrator.NewAdvancer(adv))
-	a.Advancer.AfterStep = func(_ string, dir saga.Direction) error {
+	a.Commands.Advancer = must(orchestrator.NewAdvancer(adv))
+	a.Commands.Advancer.AfterStep = func(_ string, dir saga.Direction) error {
 		kind, p := "step_after_effect", f.CrashAfterStep
 		if dir == saga.Compensate {
 			kind, p = "compensation_after_effect", f.CrashAfterComp
@@ -361,7 +361,7 @@ func (w *world) wireFaults(a *app.App, n uint64) {
 		}
 		return nil
 	}
-	a.Advancer.Fault = func(step string, dir saga.Direction) error {
+	a.Commands.Advancer.Fault = func(step string, dir saga.Direction) error {
 		switch {
 		case dir == saga.Compensate && w.in.fire(w.faultsN, "compensation_gave_up", f.CompensationDies):
 			return apperr.New(apperr.Invalid, "chaos: compensation %s refused for good", step)

@@ -89,7 +89,7 @@ func Measure(ctx context.Context, dir string, immediate bool) ([]Op, error) {
 	if _, err := q.Ensure(ctx, queue.QueueSpec{Name: "order-events"}); err != nil {
 		return nil, err
 	}
-	if _, err := a.Stock.SetAvailable(ctx, "bench", "sku-1", 1_000_000); err != nil {
+	if _, err := a.Commands.Stock.SetAvailable(ctx, "bench", "sku-1", 1_000_000); err != nil {
 		return nil, err
 	}
 	var ops []Op
@@ -102,12 +102,12 @@ func Measure(ctx context.Context, dir string, immediate bool) ([]Op, error) {
 		return nil, err
 	}
 	cmd := orders.CreateCommand{Caller: identity.Identity{Subject: "dev-user", Role: identity.RoleUser}, Key: "trips-1", Request: req}
-	resp, err := a.Orders.Create(ctx, cmd)
+	resp, err := a.Commands.Orders.Create(ctx, cmd)
 	if err != nil {
 		return nil, fmt.Errorf("new order: %w", err)
 	}
 	take("new order")
-	if r, err := a.Orders.Create(ctx, cmd); err != nil || !r.Replayed {
+	if r, err := a.Commands.Orders.Create(ctx, cmd); err != nil || !r.Replayed {
 		return nil, fmt.Errorf("replay: %v (replayed %v)", err, r.Replayed)
 	}
 	take("replay")
@@ -126,11 +126,11 @@ func Measure(ctx context.Context, dir string, immediate bool) ([]Op, error) {
 	url := cfg.QueueURLs.SagaCommands
 	state := ""
 	var started []string
-	a.Advancer.Fault = func(step string, dir saga.Direction) error {
+	a.Commands.Advancer.Fault = func(step string, dir saga.Direction) error {
 		started = append(started, fmt.Sprintf("%s (%s)", step, dir))
 		return nil
 	}
-	defer func() { a.Advancer.Fault = nil }()
+	defer func() { a.Commands.Advancer.Fault = nil }()
 	var chain Trips
 	steps := 0
 	twin.AfterSave = func() {
@@ -156,7 +156,7 @@ func Measure(ctx context.Context, dir string, immediate bool) ([]Op, error) {
 		}
 		twin.Take()
 		chain, steps = Trips{}, 0
-		res, err := a.Advancer.Handle(ctx, orchestrator.Message{EventID: id, Body: []byte(m.Body), Attributes: m.Attributes, ReceiveCount: m.ReceiveCount})
+		res, err := a.Commands.Advancer.Handle(ctx, orchestrator.Message{EventID: id, Body: []byte(m.Body), Attributes: m.Attributes, ReceiveCount: m.ReceiveCount})
 		if err != nil {
 			return nil, fmt.Errorf("saga step: %w", err)
 		}
@@ -196,18 +196,18 @@ func Measure(ctx context.Context, dir string, immediate bool) ([]Op, error) {
 	}
 	twin.Take()
 	var rep relay.Report
-	if n, err := a.Relay.RunOnce(ctx, &rep); err != nil || n != 10 {
+	if n, err := a.Commands.Relay.RunOnce(ctx, &rep); err != nil || n != 10 {
 		return nil, fmt.Errorf("relay: %d events, %v", n, err)
 	}
 	take("relayed batch of 10")
-	if _, err := a.Relay.Run(ctx, time.Minute); err != nil {
+	if _, err := a.Commands.Relay.Run(ctx, time.Minute); err != nil {
 		return nil, err
 	}
 	take("relay run with nothing due (incl. backlog)")
 
 	// Recovery on an idle database: what handlers.SagaRecovery does with
 	// the store.
-	if _, err := a.Recovery.Run(ctx); err != nil {
+	if _, err := a.Commands.Recovery.Run(ctx); err != nil {
 		return nil, err
 	}
 	err = twin.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
@@ -217,7 +217,7 @@ func Measure(ctx context.Context, dir string, immediate bool) ([]Op, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := a.Redrive.ResolveFinished(ctx, 100); err != nil {
+	if _, err := a.Commands.Redrive.ResolveFinished(ctx, 100); err != nil {
 		return nil, err
 	}
 	take("idle recovery run")

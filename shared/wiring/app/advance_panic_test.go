@@ -25,12 +25,12 @@ func TestAdvanceSagasPanicReachesTheCaller(t *testing.T) {
 		}
 	}
 	msgs := env.deliveries(3)
-	env.app.Advancer.Fault = func(string, saga.Direction) error { panic("step blew up") }
+	env.app.Commands.Advancer.Fault = func(string, saga.Direction) error { panic("step blew up") }
 
 	var got any
 	func() {
 		defer func() { got = recover() }()
-		_, _ = env.app.AdvanceSagas(context.Background(), "saga-commands", msgs)
+		_, _ = env.app.Commands.AdvanceSagas.Run(context.Background(), "saga-commands", msgs)
 	}()
 	if got != "step blew up" {
 		t.Fatalf("AdvanceSagas' caller recovered %v, want the step's panic", got)

@@ -74,14 +74,14 @@ func TestPoisonMessageToDLQThenRedriveProcessesItOnce(t *testing.T) {
 	// the saga's first message, already saved: that message would go to the
 	// DLQ too (ResolveFinished resolves it once the saga finished), and the
 	// poison step's own command would reach the queue through the relay.
-	c := s.app.Advancer.Config()
+	c := s.app.Commands.Advancer.Config()
 	c.MaxChainSteps = -1
 	adv, err := orchestrator.NewAdvancer(c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.app.Advancer = adv
-	s.app.Advancer.Fault = func(step string, dir saga.Direction) error {
+	s.app.Commands.Advancer = adv
+	s.app.Commands.Advancer.Fault = func(step string, dir saga.Direction) error {
 		if broken && step == saga.StepReserveInventory {
 			return errors.New("inventory database unreachable (injected)")
 		}
@@ -89,7 +89,7 @@ func TestPoisonMessageToDLQThenRedriveProcessesItOnce(t *testing.T) {
 	}
 	// The advancer returns an error for a crash-like fault; make this one a
 	// crash so the function fails and the trigger keeps the message.
-	s.app.Advancer.AfterStep = func(step string, dir saga.Direction) error {
+	s.app.Commands.Advancer.AfterStep = func(step string, dir saga.Direction) error {
 		if broken && step == saga.StepReserveInventory {
 			return errors.New("function crashed (injected)")
 		}
@@ -136,7 +136,7 @@ func TestPoisonMessageToDLQThenRedriveProcessesItOnce(t *testing.T) {
 	if reserved != 1 {
 		t.Errorf("reservation ran %d times: %v", reserved, history(got))
 	}
-	if st, _ := s.app.Stock.Get(context.Background(), "sku-1"); st.Available != 99 {
+	if st, _ := s.app.Commands.Stock.Get(context.Background(), "sku-1"); st.Available != 99 {
 		t.Errorf("stock %+v, want exactly one unit reserved and sold", st)
 	}
 	// The audit shows who did what (admin only).
