@@ -202,6 +202,11 @@ type Report struct {
 	DLQMoves int `json:"dlq_moves"`
 	// DrainRounds is how many drain rounds the relay and recovery needed.
 	DrainRounds int `json:"drain_rounds"`
+	// FoldedSteps is the number of steps saved in the save transaction of
+	// the step before them, as production saves a chained store-only
+	// step: step-log lines whose command id names no outbox row and no
+	// message sent in a transaction (in-tx runs commit those without rows).
+	FoldedSteps int `json:"folded_steps"`
 	// Simulated is the fake time the run covered.
 	Simulated time.Duration `json:"simulated"`
 	// Elapsed is the wall time of the run.

@@ -175,6 +175,14 @@ func (o *origins) note(events []outbox.Event, who string) {
 	}
 }
 
+// has reports whether some fast path dispatched event id.
+func (o *origins) has(id string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	_, ok := o.m[id]
+	return ok
+}
+
 // of names the component that dispatched event id ("the relay" if none did).
 func (o *origins) of(id string) string {
 	o.mu.Lock()
@@ -193,5 +201,10 @@ func (d *dropper) Dispatch(ctx context.Context, events []outbox.Event) {
 		return
 	}
 	d.origin.note(events, d.who)
-	d.inner.Dispatch(ctx, events)
+	d.inner.Dispatch(context.WithValue(ctx, fastPathKey{}, true), events)
 }
+
+// fastPathKey marks the context of a fast-path dispatch: the relay's crash
+// after a send (crashQueue) is a crash of the relay function, not of the
+// writers that dispatch their rows after commit.
+type fastPathKey struct{}

@@ -30,7 +30,7 @@ type Faults struct {
 	StaleRedeliver  float64 // an old batch is delivered again later
 	BatchesPerTick  int     // batches received per tick before the shuffled invocation
 
-	// Step outcomes forced through the advancer's Fault hook.
+	// Step outcomes forced through the advancer's step table (orchestrator.InjectFaults).
 	StepTransient    float64 // a step or compensation fails transiently (retried with backoff)
 	ConfirmRejected  float64 // confirm_order fails for good: refund, release and cancel run
 	CompensationDies float64 // a compensation fails for good: the saga fails and is dead-lettered

@@ -21,7 +21,6 @@ import (
 	"ordersaga/shared/app/payments"
 	"ordersaga/shared/app/relay"
 	"ordersaga/shared/domain/apperr"
-	"ordersaga/shared/domain/outbox"
 	"ordersaga/shared/domain/outboxwrite"
 	"ordersaga/shared/domain/queue"
 	"ordersaga/shared/domain/saga"
@@ -282,19 +281,14 @@ func findUp(rel string) (string, error) {
 }
 
 // instanceOptions adds to opt what the run puts into the use cases as they
-// are built: the crash and fault hooks of the relay and the order API's
-// fast path, the relay's seeded backoff jitter and counters, and the
+// are built: the relay's crash after a send (a decorator on its queue) and
+// the order API's dropped fast path, the relay's seeded backoff jitter and counters, and the
 // run's payment provider; n numbers the instance (its jitter streams).
 func (w *world) instanceOptions(cfg config.Config, opt app.Options, n uint64) app.Options {
 	f := &w.faults
 	opt.Orders = func(c *orders.Config) { c.Dispatcher = w.dropper("api", f.APIDropDispatch, c.Dispatcher) }
 	opt.Relay = func(c *relay.Config) {
-		c.Hooks.AfterSend = func(sent []outbox.Event) error {
-			if len(sent) > 0 && w.in.fire(w.crashes, "relay_after_send", f.RelayCrashAfterSend) {
-				return errCrash
-			}
-			return nil
-		}
+		c.Queue = crashAfterSend(c.Queue, func() bool { return w.in.fire(w.crashes, "relay_after_send", f.RelayCrashAfterSend) })
 		c.Backoff.Rand = resilience.NewRand(w.opts.Seed + 1 + 16*n)
 		onFailed := c.Hooks.OnFailed
 		c.Hooks.OnFailed = func(dest string, k int) {
@@ -319,7 +313,8 @@ func (w *world) dropper(who string, p float64, inner outboxwrite.Dispatcher) out
 	return d
 }
 
-// wireFaults puts the crash and fault hooks on the App's saga components,
+// wireFaults injects the crashes and faults into the advancer's step table
+// (orchestrator.InjectFaults) and the dispatchers of the saga components,
 // seeds their backoff jitter, and chains counters onto their metric hooks.
 func (w *world) wireFaults(a *app.App, n uint64) {
 	f := &w.faults
@@ -350,29 +345,85 @@ func (w *world) wireFaults(a *app.App, n uint64) {
 		}
 	}
 	adv.Hooks = h
+	adv.Steps = orchestrator.InjectFaults(adv.Steps, orchestrator.Faults{
+		CrashAfter: func(_ string, dir saga.Direction) error {
+			kind, p := "step_after_effect", f.CrashAfterStep
+			if dir == saga.Compensate {
+				kind, p = "compensation_after_effect", f.CrashAfterComp
+			}
+			if w.in.fire(w.crashes, kind, p) {
+				return errCrash
+			}
+			return nil
+		},
+		Fail: func(step string, dir saga.Direction) error {
+			switch {
+			case dir == saga.Compensate && w.in.fire(w.faultsN, "compensation_gave_up", f.CompensationDies):
+				return apperr.New(apperr.Invalid, "chaos: compensation %s refused for good", step)
+			case dir == saga.Forward && step == saga.StepConfirmOrder && w.in.fire(w.faultsN, "confirm_rejected", f.ConfirmRejected):
+				return apperr.New(apperr.Rejected, "chaos: confirmation refused")
+			case w.in.fire(w.faultsN, "step_transient", f.StepTransient):
+				return apperr.New(apperr.Transient, "chaos: %s unavailable", step)
+			}
+			return nil
+		},
+	})
 	a.Advancer = must(orchestrator.NewAdvancer(adv))
-	a.Advancer.AfterStep = func(_ string, dir saga.Direction) error {
-		kind, p := "step_after_effect", f.CrashAfterStep
-		if dir == saga.Compensate {
-			kind, p = "compensation_after_effect", f.CrashAfterComp
-		}
-		if w.in.fire(w.crashes, kind, p) {
-			return errCrash
-		}
-		return nil
-	}
-	a.Advancer.Fault = func(step string, dir saga.Direction) error {
-		switch {
-		case dir == saga.Compensate && w.in.fire(w.faultsN, "compensation_gave_up", f.CompensationDies):
-			return apperr.New(apperr.Invalid, "chaos: compensation %s refused for good", step)
-		case dir == saga.Forward && step == saga.StepConfirmOrder && w.in.fire(w.faultsN, "confirm_rejected", f.ConfirmRejected):
-			return apperr.New(apperr.Rejected, "chaos: confirmation refused")
-		case w.in.fire(w.faultsN, "step_transient", f.StepTransient):
-			return apperr.New(apperr.Transient, "chaos: %s unavailable", step)
-		}
-		return nil
-	}
 }
+
+// crashQueue is the relay's queue with a crash after the queue accepted a
+// batch and before the relay marks its rows published: when fire says so,
+// SendBatch returns the queue's results with an error wrapping
+// relay.ErrCrash, and the relay records nothing. It crashes the relay's
+// own rounds only, not a fast-path dispatch (fastPathKey): those have
+// their crash before dispatch (dropper).
+type crashQueue struct {
+	queue.Queue
+	fire func() bool
+}
+
+// txCrashQueue is a crashQueue that forwards relay.TxSender to its queue.
+type txCrashQueue struct {
+	crashQueue
+	ts relay.TxSender
+}
+
+var _ relay.TxSender = txCrashQueue{}
+
+// crashAfterSend decorates q with the crash fire decides (crashQueue),
+// keeping q's relay.TxSender.
+func crashAfterSend(q queue.Queue, fire func() bool) queue.Queue {
+	c := crashQueue{Queue: q, fire: fire}
+	if ts, ok := q.(relay.TxSender); ok {
+		return txCrashQueue{crashQueue: c, ts: ts}
+	}
+	return c
+}
+
+// SendBatch implements queue.Queue.
+func (q crashQueue) SendBatch(ctx context.Context, url string, msgs []queue.OutMessage) ([]queue.SendResult, error) {
+	res, err := q.Queue.SendBatch(ctx, url, msgs)
+	if err != nil || ctx.Value(fastPathKey{}) != nil {
+		return res, err
+	}
+	for _, r := range res {
+		if r.Err == nil {
+			if q.fire() {
+				return res, fmt.Errorf("%w: %w", relay.ErrCrash, errCrash)
+			}
+			break
+		}
+	}
+	return res, nil
+}
+
+// SendInTx implements relay.TxSender.
+func (q txCrashQueue) SendInTx(ctx context.Context, tx store.Tx, url string, msgs []queue.OutMessage) ([]queue.SendResult, bool, error) {
+	return q.ts.SendInTx(ctx, tx, url, msgs)
+}
+
+// Committed implements relay.TxSender.
+func (q txCrashQueue) Committed(urls ...string) { q.ts.Committed(urls...) }
 
 // must returns v, or panics on err (a component the run built from a
 // configuration that an App already accepted).

@@ -1,0 +1,94 @@
+package orchestrator
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"ordersaga/shared/domain/saga"
+	"ordersaga/shared/domain/store"
+)
+
+// Faults are failures and crashes injected into the actions of a step
+// table (InjectFaults); tests and the chaos harness build an advancer over
+// the decorated table. Both functions are optional and are asked once per
+// run of an action (an InTx action runs once per run of its transaction).
+type Faults struct {
+	// Fail, when it returns an error, makes the step or compensation fail
+	// with it instead of running its action.
+	Fail func(step string, dir saga.Direction) error
+	// CrashAfter is asked after the action (or the failure Fail decided):
+	// an error stands for the death of the process after the step's
+	// effect and before its save. For a Call action the effect happened
+	// and the step's save never runs; for an InTx action the error fails
+	// the save transaction, so the effect, and every step folded into that
+	// transaction, is rolled back. Either way Handle returns the error
+	// (wrapping ErrCrash) at once, saving and releasing nothing.
+	CrashAfter func(step string, dir saga.Direction) error
+}
+
+// InjectFaults returns a copy of steps whose every action is decorated
+// with f. steps itself is not changed.
+func InjectFaults(steps Steps, f Faults) Steps {
+	out := make(Steps, len(steps))
+	for i, st := range steps {
+		st.Do = f.decorate(st.Name, saga.Forward, st.Do)
+		st.Undo = f.decorate(st.Compensation, saga.Compensate, st.Undo)
+		out[i] = st
+	}
+	return out
+}
+
+// decorate wraps the action of step name in direction dir.
+func (f Faults) decorate(name string, dir saga.Direction, act Action) Action {
+	if call := act.Call; call != nil {
+		act.Call = func(ctx context.Context, p Participants, inst saga.Instance) Effect {
+			var eff Effect
+			if err := f.fail(name, dir); err != nil {
+				eff = Effect{Err: err}
+			} else {
+				eff = call(ctx, p, inst)
+			}
+			if err := f.crash(name, dir); err != nil {
+				return Effect{Err: err}
+			}
+			return eff
+		}
+	}
+	if inTx := act.InTx; inTx != nil {
+		act.InTx = func(ctx context.Context, tx store.Tx, p Participants, k *Known, inst saga.Instance, now time.Time) (Effect, error) {
+			var eff Effect
+			if err := f.fail(name, dir); err != nil {
+				eff = Effect{Err: err}
+			} else {
+				var err error
+				if eff, err = inTx(ctx, tx, p, k, inst, now); err != nil {
+					return eff, err
+				}
+			}
+			if err := f.crash(name, dir); err != nil {
+				return Effect{}, err
+			}
+			return eff, nil
+		}
+	}
+	return act
+}
+
+func (f Faults) fail(name string, dir saga.Direction) error {
+	if f.Fail == nil {
+		return nil
+	}
+	return f.Fail(name, dir)
+}
+
+// crash is CrashAfter's error wrapped in ErrCrash.
+func (f Faults) crash(name string, dir saga.Direction) error {
+	if f.CrashAfter == nil {
+		return nil
+	}
+	if err := f.CrashAfter(name, dir); err != nil {
+		return fmt.Errorf("%w: %w", ErrCrash, err)
+	}
+	return nil
+}
