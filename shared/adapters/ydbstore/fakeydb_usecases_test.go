@@ -17,7 +17,6 @@ import (
 	"ordersaga/shared/domain/order"
 	"ordersaga/shared/domain/outbox"
 	"ordersaga/shared/domain/queue"
-	"ordersaga/shared/domain/saga"
 	"ordersaga/shared/domain/store"
 	"ordersaga/shared/kit/config"
 	"ordersaga/shared/transport/identity"
@@ -157,7 +156,8 @@ func runConfirmedOrder(t *testing.T) []rpcCount {
 	var stepNames []string
 	naming := true
 	advCfg := a.Advancer.Config()
-	advCfg.Steps = orchestrator.InjectFaults(advCfg.Steps, orchestrator.Faults{Fail: func(step string, dir saga.Direction) error {
+	advCfg.Steps = orchestrator.InjectFaults(advCfg.Steps, orchestrator.Faults{Fail: func(_ context.Context, at orchestrator.FaultPoint) error {
+		step, dir := at.Step, at.Dir
 		// An action inside a save transaction is asked again when the
 		// transaction runs again; a step is named once.
 		name := fmt.Sprintf("saga step %s (%s)", step, dir)

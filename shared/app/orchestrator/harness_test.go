@@ -155,13 +155,15 @@ func newEnv(t *testing.T, o envOpts) *env {
 	e.payVia = &switchProvider{e.sim}
 	e.pay = must(payments.New(payments.Config{Store: st, Provider: e.payVia, Now: clk.Now}))(t)
 	steps := orchestrator.InjectFaults(orchestrator.CreateOrderSaga, orchestrator.Faults{
-		Fail: func(step string, dir saga.Direction) error {
+		Fail: func(_ context.Context, at orchestrator.FaultPoint) error {
+			step, dir := at.Step, at.Dir
 			if e.fault == nil {
 				return nil
 			}
 			return e.fault(step, dir)
 		},
-		CrashAfter: func(step string, dir saga.Direction) error {
+		CrashAfter: func(_ context.Context, at orchestrator.FaultPoint) error {
+			step, dir := at.Step, at.Dir
 			if e.afterStep == nil {
 				return nil
 			}

@@ -119,6 +119,12 @@ type Options struct {
 	// sub-row holds exactly what the live reservations took from it.
 	// Turns on Strict.
 	Sharded bool
+
+	// rerunTx makes the store under the run's decorators run every
+	// transaction whose closure succeeds twice, rolling the first run back,
+	// as SQLite does after a busy database or a failed group commit (tests
+	// prove a run does not depend on how often its transactions ran).
+	rerunTx bool
 }
 
 // multi reports whether the run plays several instances per component.

@@ -21,6 +21,7 @@ import (
 	"ordersaga/shared/app/payments"
 	"ordersaga/shared/app/relay"
 	"ordersaga/shared/domain/apperr"
+	"ordersaga/shared/domain/outbox"
 	"ordersaga/shared/domain/outboxwrite"
 	"ordersaga/shared/domain/queue"
 	"ordersaga/shared/domain/saga"
@@ -56,6 +57,8 @@ type world struct {
 	visibility                time.Duration
 
 	requests atomic.Int64 // POST /orders sent
+	// invocations numbers the function invocations (invoked).
+	invocations atomic.Uint64
 
 	// Instances (multi-instance modes): cfg is the deployed configuration,
 	// roles the App instances playing each component ("api", "advancer",
@@ -102,7 +105,7 @@ func newWorld(ctx context.Context, opts Options) (*world, func(), error) {
 	w := &world{opts: opts, clock: newClock(opts.Advancing), keys: make([]*keyRun, opts.Orders),
 		delivered: map[string]int{}, poison: map[string]bool{}, origin: &origins{m: map[string]string{}},
 		crashes: newTally(), faultsN: newTally(), retries: newTally(), msgs: newTally(), invFail: newTally(), inTx: newTally(),
-		in: &injector{rnd: rand.New(rand.NewPCG(opts.Seed, 0xc4a05))},
+		in: newInjector(opts.Seed),
 		wl: rand.New(&lockedSource{src: rand.NewPCG(opts.Seed, 0x0dde5)})}
 	w.faults = DefaultFaults()
 	if opts.Faults != nil {
@@ -178,7 +181,11 @@ func (w *world) build(ctx context.Context, path string) error {
 	if err != nil {
 		return fmt.Errorf("chaos: open queue: %w", err)
 	}
-	w.fstore = &faultyStore{inner: w.sqlite, in: w.in, f: &w.faults, faults: w.faultsN}
+	var inner store.Store = w.sqlite
+	if w.opts.rerunTx {
+		inner = rerunStore{w.sqlite}
+	}
+	w.fstore = &faultyStore{inner: inner, in: w.in, f: &w.faults, faults: w.faultsN}
 	// The queue draws from a stream of its own: the relay's sends overlap
 	// its store transactions (see injector).
 	fq := &faultyQueue{inner: q, in: w.in.stream(w.opts.Seed, queueStream), f: &w.faults, faults: w.faultsN, refuse: w.eventsRefuse}
@@ -288,7 +295,9 @@ func (w *world) instanceOptions(cfg config.Config, opt app.Options, n uint64) ap
 	f := &w.faults
 	opt.Orders = func(c *orders.Config) { c.Dispatcher = w.dropper("api", f.APIDropDispatch, c.Dispatcher) }
 	opt.Relay = func(c *relay.Config) {
-		c.Queue = crashAfterSend(c.Queue, func() bool { return w.in.fire(w.crashes, "relay_after_send", f.RelayCrashAfterSend) })
+		c.Queue = crashAfterSend(c.Queue, func(ctx context.Context, first queue.OutMessage) bool {
+			return w.in.keyed(w.crashes, "relay_after_send", f.RelayCrashAfterSend, invocation(ctx)+"/"+outKey(first))
+		})
 		c.Backoff.Rand = resilience.NewRand(w.opts.Seed + 1 + 16*n)
 		onFailed := c.Hooks.OnFailed
 		c.Hooks.OnFailed = func(dest string, k int) {
@@ -345,25 +354,29 @@ func (w *world) wireFaults(a *app.App, n uint64) {
 		}
 	}
 	adv.Hooks = h
+	// A step's faults are keyed by the step run (stepKey): an action inside
+	// a save transaction is asked again when the store runs the
+	// transaction again, and must get the same answer.
 	adv.Steps = orchestrator.InjectFaults(adv.Steps, orchestrator.Faults{
-		CrashAfter: func(_ string, dir saga.Direction) error {
+		CrashAfter: func(ctx context.Context, at orchestrator.FaultPoint) error {
 			kind, p := "step_after_effect", f.CrashAfterStep
-			if dir == saga.Compensate {
+			if at.Dir == saga.Compensate {
 				kind, p = "compensation_after_effect", f.CrashAfterComp
 			}
-			if w.in.fire(w.crashes, kind, p) {
+			if w.in.keyed(w.crashes, kind, p, stepKey(ctx, at)) {
 				return errCrash
 			}
 			return nil
 		},
-		Fail: func(step string, dir saga.Direction) error {
+		Fail: func(ctx context.Context, at orchestrator.FaultPoint) error {
+			key := stepKey(ctx, at)
 			switch {
-			case dir == saga.Compensate && w.in.fire(w.faultsN, "compensation_gave_up", f.CompensationDies):
-				return apperr.New(apperr.Invalid, "chaos: compensation %s refused for good", step)
-			case dir == saga.Forward && step == saga.StepConfirmOrder && w.in.fire(w.faultsN, "confirm_rejected", f.ConfirmRejected):
+			case at.Dir == saga.Compensate && w.in.keyed(w.faultsN, "compensation_gave_up", f.CompensationDies, key):
+				return apperr.New(apperr.Invalid, "chaos: compensation %s refused for good", at.Step)
+			case at.Dir == saga.Forward && at.Step == saga.StepConfirmOrder && w.in.keyed(w.faultsN, "confirm_rejected", f.ConfirmRejected, key):
 				return apperr.New(apperr.Rejected, "chaos: confirmation refused")
-			case w.in.fire(w.faultsN, "step_transient", f.StepTransient):
-				return apperr.New(apperr.Transient, "chaos: %s unavailable", step)
+			case w.in.keyed(w.faultsN, "step_transient", f.StepTransient, key):
+				return apperr.New(apperr.Transient, "chaos: %s unavailable", at.Step)
 			}
 			return nil
 		},
@@ -371,15 +384,24 @@ func (w *world) wireFaults(a *app.App, n uint64) {
 	a.Advancer = must(orchestrator.NewAdvancer(adv))
 }
 
+// stepKey names one run of a step for keyed faults: the invocation that
+// runs it and the saga's token (id, step, direction, attempt, epoch). Every
+// run of one save transaction shares it; a later delivery of the same
+// command (after a crash rolled the step back) is another invocation.
+func stepKey(ctx context.Context, at orchestrator.FaultPoint) string {
+	return fmt.Sprintf("%s/%s/%d/%s/%d/%d", invocation(ctx), at.Saga.ID, at.Saga.Step, at.Dir, at.Saga.Attempts, at.Saga.Data.Epoch)
+}
+
 // crashQueue is the relay's queue with a crash after the queue accepted a
 // batch and before the relay marks its rows published: when fire says so,
 // SendBatch returns the queue's results with an error wrapping
 // relay.ErrCrash, and the relay records nothing. It crashes the relay's
 // own rounds only, not a fast-path dispatch (fastPathKey): those have
-// their crash before dispatch (dropper).
+// their crash before dispatch (dropper). fire is asked with the batch's
+// first accepted message.
 type crashQueue struct {
 	queue.Queue
-	fire func() bool
+	fire func(ctx context.Context, first queue.OutMessage) bool
 }
 
 // txCrashQueue is a crashQueue that forwards relay.TxSender to its queue.
@@ -392,7 +414,7 @@ var _ relay.TxSender = txCrashQueue{}
 
 // crashAfterSend decorates q with the crash fire decides (crashQueue),
 // keeping q's relay.TxSender.
-func crashAfterSend(q queue.Queue, fire func() bool) queue.Queue {
+func crashAfterSend(q queue.Queue, fire func(context.Context, queue.OutMessage) bool) queue.Queue {
 	c := crashQueue{Queue: q, fire: fire}
 	if ts, ok := q.(relay.TxSender); ok {
 		return txCrashQueue{crashQueue: c, ts: ts}
@@ -407,11 +429,16 @@ func (q crashQueue) SendBatch(ctx context.Context, url string, msgs []queue.OutM
 		return res, err
 	}
 	for _, r := range res {
-		if r.Err == nil {
-			if q.fire() {
-				return res, fmt.Errorf("%w: %w", relay.ErrCrash, errCrash)
+		if r.Err != nil {
+			continue
+		}
+		for _, m := range msgs {
+			if m.ID == r.ID {
+				if q.fire(ctx, m) {
+					return res, fmt.Errorf("%w: %w", relay.ErrCrash, errCrash)
+				}
+				return res, nil
 			}
-			break
 		}
 	}
 	return res, nil
@@ -424,6 +451,15 @@ func (q txCrashQueue) SendInTx(ctx context.Context, tx store.Tx, url string, msg
 
 // Committed implements relay.TxSender.
 func (q txCrashQueue) Committed(urls ...string) { q.ts.Committed(urls...) }
+
+// outKey names an outgoing message for keyed faults: the outbox event it
+// carries, or its batch entry id.
+func outKey(m queue.OutMessage) string {
+	if id := m.Attributes[outbox.AttrEventID]; id != "" {
+		return id
+	}
+	return m.ID
+}
 
 // must returns v, or panics on err (a component the run built from a
 // configuration that an App already accepted).

@@ -16,7 +16,6 @@ import (
 	"ordersaga/shared/domain/order"
 	"ordersaga/shared/domain/outbox"
 	"ordersaga/shared/domain/queue"
-	"ordersaga/shared/domain/saga"
 	"ordersaga/shared/domain/store"
 	"ordersaga/shared/kit/config"
 	"ordersaga/shared/transport/identity"
@@ -128,7 +127,8 @@ func Measure(ctx context.Context, dir string, immediate bool) ([]Op, error) {
 	state := ""
 	var started []string
 	advCfg := a.Advancer.Config()
-	advCfg.Steps = orchestrator.InjectFaults(advCfg.Steps, orchestrator.Faults{Fail: func(step string, dir saga.Direction) error {
+	advCfg.Steps = orchestrator.InjectFaults(advCfg.Steps, orchestrator.Faults{Fail: func(_ context.Context, at orchestrator.FaultPoint) error {
+		step, dir := at.Step, at.Dir
 		// An action inside a save transaction is asked again when the
 		// transaction runs again; a step is named once.
 		name := fmt.Sprintf("%s (%s)", step, dir)

@@ -299,7 +299,8 @@ func injectFaults(t *testing.T, a *app.App, f orchestrator.Faults) {
 
 func TestFailedSagaShowsItsDeadLetterInTheChain(t *testing.T) {
 	s := newSuite(t, func(c *config.Config) { c.Saga.BackoffBase, c.Saga.BackoffCap = time.Millisecond, time.Millisecond })
-	injectFaults(t, s.app, orchestrator.Faults{Fail: func(step string, dir saga.Direction) error {
+	injectFaults(t, s.app, orchestrator.Faults{Fail: func(_ context.Context, at orchestrator.FaultPoint) error {
+		step := at.Step
 		if step == saga.StepReleaseInventory {
 			return apperr.New(apperr.Transient, "stock service down (injected)")
 		}

@@ -82,7 +82,8 @@ func TestPoisonMessageToDLQThenRedriveProcessesItOnce(t *testing.T) {
 	}
 	s.app.Advancer = adv
 	injectFaults(t, s.app, orchestrator.Faults{
-		Fail: func(step string, dir saga.Direction) error {
+		Fail: func(_ context.Context, at orchestrator.FaultPoint) error {
+			step := at.Step
 			if broken && step == saga.StepReserveInventory {
 				return errors.New("inventory database unreachable (injected)")
 			}
@@ -90,7 +91,8 @@ func TestPoisonMessageToDLQThenRedriveProcessesItOnce(t *testing.T) {
 		},
 		// The advancer returns an error for a crash; make this fault one
 		// so the function fails and the trigger keeps the message.
-		CrashAfter: func(step string, dir saga.Direction) error {
+		CrashAfter: func(_ context.Context, at orchestrator.FaultPoint) error {
+			step := at.Step
 			if broken && step == saga.StepReserveInventory {
 				return errors.New("function crashed (injected)")
 			}
