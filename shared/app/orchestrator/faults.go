@@ -44,6 +44,11 @@ type FaultPoint struct {
 	// Saga is the saga as the action received it; its ID, Step, Attempts
 	// and Data.Epoch are the token the run belongs to.
 	Saga saga.Instance
+	// InTx is set for an action that runs inside the save transaction: it
+	// has no effect outside the store, so a crash there is the death of
+	// the process during the save (the transaction rolls back), not after
+	// an effect.
+	InTx bool
 }
 
 // InjectFaults returns a copy of steps whose every action is decorated
@@ -77,7 +82,7 @@ func (f Faults) decorate(name string, dir saga.Direction, act Action) Action {
 	}
 	if inTx := act.InTx; inTx != nil {
 		act.InTx = func(ctx context.Context, tx store.Tx, p Participants, k *Known, inst saga.Instance, now time.Time) (Effect, error) {
-			at := FaultPoint{Step: name, Dir: dir, Saga: inst}
+			at := FaultPoint{Step: name, Dir: dir, Saga: inst, InTx: true}
 			var eff Effect
 			if err := f.fail(ctx, at); err != nil {
 				eff = Effect{Err: err}

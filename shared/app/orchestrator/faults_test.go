@@ -15,7 +15,7 @@ type ctxMark struct{}
 // Every decorated action, a participant call or an action inside the save
 // transaction, asks Fail and then CrashAfter with the context it was run
 // with and the step run it belongs to (name, direction, the saga as the
-// action received it): a decision keyed on them is the same for every run
+// action received it, whether it runs inside the save transaction): a decision keyed on them is the same for every run
 // of one transaction. A failure Fail decides replaces the action, and a
 // crash wraps ErrCrash.
 func TestInjectFaultsAsksWithTheContextAndTheStepRun(t *testing.T) {
@@ -61,7 +61,8 @@ func TestInjectFaultsAsksWithTheContextAndTheStepRun(t *testing.T) {
 				t.Fatalf("%s/%s: asked %v, want [fail crash]", c.name, c.dir, asked)
 			}
 			for _, at := range got {
-				if at.Step != c.name || at.Dir != c.dir || at.Saga.ID != "saga-1" || at.Saga.Step != i || at.Saga.Attempts != 2 {
+				if at.Step != c.name || at.Dir != c.dir || at.Saga.ID != "saga-1" || at.Saga.Step != i || at.Saga.Attempts != 2 ||
+					at.InTx != (c.act.InTx != nil) {
 					t.Errorf("%s/%s: asked with %+v", c.name, c.dir, at)
 				}
 			}

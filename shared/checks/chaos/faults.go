@@ -21,10 +21,14 @@ type Faults struct {
 	AdvancerDropDispatch float64 // saga step saved, process dies before dispatching the next command
 	RecoveryDropDispatch float64 // recovery wrote a re-drive, process dies before dispatching it
 	RelayCrashAfterSend  float64 // relay sent a batch, process dies before marking it published
-	CrashAfterStep       float64 // a forward step's effect happened, process dies before the saga is saved
-	CrashAfterComp       float64 // a compensation's effect happened, process dies before the saga is saved
-	InvocationCrash      float64 // the advancer dies part-way through a batch (nothing acknowledged)
-	LostAck              float64 // the advancer finished but the trigger never deleted the batch
+	CrashAfterStep       float64 // a forward step's participant call had its effect, process dies before the saga is saved
+	CrashAfterComp       float64 // a compensation's participant call had its effect, process dies before the saga is saved
+	// CrashInSave: the advancer dies inside the save transaction of a step
+	// or compensation that touches only the store (it has no effect
+	// outside it); the transaction rolls back with every step folded into it.
+	CrashInSave     float64
+	InvocationCrash float64 // the advancer dies part-way through a batch (nothing acknowledged)
+	LostAck         float64 // the advancer finished but the trigger never deleted the batch
 	// PoisonMessage is the share of new saga commands that crash the
 	// advancer whenever they are in its batch — until the queue moves them
 	// to the DLQ after max_receive_count deliveries (also while draining).
@@ -69,7 +73,7 @@ type Faults struct {
 func DefaultFaults() Faults {
 	return Faults{
 		APIDropDispatch: 0.10, AdvancerDropDispatch: 0.08, RecoveryDropDispatch: 0.2, RelayCrashAfterSend: 0.15,
-		CrashAfterStep: 0.05, CrashAfterComp: 0.10, InvocationCrash: 0.04, LostAck: 0.04, PoisonMessage: 0.01,
+		CrashAfterStep: 0.05, CrashAfterComp: 0.10, CrashInSave: 0.04, InvocationCrash: 0.04, LostAck: 0.04, PoisonMessage: 0.01,
 		DuplicateInvoke: 0.10, StaleRedeliver: 0.05, BatchesPerTick: 3,
 		StepTransient: 0.03, ConfirmRejected: 0.04, CompensationDies: 0.01,
 		StoreBefore: 0.02, StoreAfter: 0.02, StoreView: 0.01,

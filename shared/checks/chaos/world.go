@@ -360,7 +360,10 @@ func (w *world) wireFaults(a *app.App, n uint64) {
 	adv.Steps = orchestrator.InjectFaults(adv.Steps, orchestrator.Faults{
 		CrashAfter: func(ctx context.Context, at orchestrator.FaultPoint) error {
 			kind, p := "step_after_effect", f.CrashAfterStep
-			if at.Dir == saga.Compensate {
+			switch {
+			case at.InTx:
+				kind, p = "advancer_in_save", f.CrashInSave
+			case at.Dir == saga.Compensate:
 				kind, p = "compensation_after_effect", f.CrashAfterComp
 			}
 			if w.in.keyed(w.crashes, kind, p, stepKey(ctx, at)) {
