@@ -206,8 +206,9 @@ var _ outboxwrite.Dispatcher = (*dropper)(nil)
 
 // Dispatch implements outboxwrite.Dispatcher (best effort, never fails).
 func (d *dropper) Dispatch(ctx context.Context, events []outbox.Event) {
-	// Keyed by the first event: a fast path dispatches a row once.
-	if len(events) > 0 && d.in.keyed(d.crashes, d.kind, d.p, events[0].ID) {
+	// Drawn from the stream: a fast path dispatches after its commit, on
+	// the caller's goroutine, outside any transaction.
+	if len(events) > 0 && d.in.fire(d.crashes, d.kind, d.p) {
 		return
 	}
 	d.origin.note(events, d.who)

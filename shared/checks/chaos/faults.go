@@ -73,7 +73,7 @@ type Faults struct {
 func DefaultFaults() Faults {
 	return Faults{
 		APIDropDispatch: 0.10, AdvancerDropDispatch: 0.08, RecoveryDropDispatch: 0.2, RelayCrashAfterSend: 0.15,
-		CrashAfterStep: 0.05, CrashAfterComp: 0.10, CrashInSave: 0.04, InvocationCrash: 0.04, LostAck: 0.04, PoisonMessage: 0.01,
+		CrashAfterStep: 0.10, CrashAfterComp: 0.10, CrashInSave: 0.04, InvocationCrash: 0.04, LostAck: 0.04, PoisonMessage: 0.01,
 		DuplicateInvoke: 0.10, StaleRedeliver: 0.05, BatchesPerTick: 3,
 		StepTransient: 0.03, ConfirmRejected: 0.04, CompensationDies: 0.01,
 		StoreBefore: 0.02, StoreAfter: 0.02, StoreView: 0.01,
@@ -88,24 +88,31 @@ func DefaultFaults() Faults {
 // injected. While off it injects nothing and draws nothing. Safe for
 // concurrent use.
 //
-// It decides in two ways. fire, float and intn draw the next value of a
-// seeded stream: the run replays from its seed only if those calls happen
-// the same number of times in the same order, so they are made only where
-// that holds — outside any store transaction, on the run's own goroutine
-// or on a stream of their own (stream: the relay sends a round while it
-// records the previous one and claims the next, so the queue's decisions
-// and the store's would otherwise interleave in whatever order the two
-// goroutines reach the source). keyed is a pure function of the seed, the
-// fault's kind and a key naming the opportunity (the saga's token and the
-// invocation, a batch's first event): code inside a transaction, which the
-// store may run again (busy, a failed group commit), asks keyed and gets
-// the same answer every time, and the fault is counted once.
+// fire, float and intn draw the next value of a seeded stream: the run
+// replays from its seed only if they are called the same number of times
+// in the same order, so they are called only where that holds — outside
+// any store transaction, on the run's goroutine or on a stream of their
+// own (stream: the relay sends a round while it records the previous one
+// and claims the next, so the queue's decisions and the store's would
+// otherwise interleave in whatever order the two goroutines reach the
+// source). Code inside a transaction, which the store may run again (busy,
+// a failed group commit), decides with keyed or once, which give every
+// run of it the same answer and count the fault once:
+//   - keyed is a pure function of the seed, the fault's kind and a key
+//     naming the opportunity, for keys the seed fixes (a saga's
+//     correlation id and token, the invocation);
+//   - once draws from the stream the first time a key is asked and keeps
+//     the answer, for keys that name the opportunity but that the seed
+//     does not fix (event ids, which concurrent duplicate requests race
+//     for); the first asks follow the run's order.
 type injector struct {
 	mu     sync.Mutex
 	on     bool // the root's switch; a stream follows its root's
 	seed   uint64
 	rnd    *rand.Rand
 	parent *injector // the root, for a stream
+	// decided holds the answers once gave, by kind and key.
+	decided map[string]bool
 }
 
 // newInjector returns the root injector of a run with seed, off.
@@ -206,6 +213,31 @@ func (in *injector) set(on bool) {
 	in.mu.Lock()
 	defer in.mu.Unlock()
 	in.on = on
+}
+
+// once reports whether to inject the fault kind at the opportunity key
+// (probability p): the first ask with key draws from the stream, every
+// later ask gets the same answer. A fault that fires is counted as kind
+// in t once.
+func (in *injector) once(t *tally, kind string, p float64, key string) bool {
+	if p <= 0 || !in.enabled() {
+		return false
+	}
+	id := kind + "\x00" + key
+	in.mu.Lock()
+	hit, seen := in.decided[id]
+	if !seen {
+		hit = in.rnd.Float64() < p
+		if in.decided == nil {
+			in.decided = map[string]bool{}
+		}
+		in.decided[id] = hit
+	}
+	in.mu.Unlock()
+	if hit {
+		t.once(kind, key)
+	}
+	return hit
 }
 
 // invocationKey tags the context of one function invocation the run makes

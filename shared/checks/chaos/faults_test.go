@@ -70,3 +70,41 @@ func TestInvocationTags(t *testing.T) {
 		t.Errorf("untagged context named %q twice", a)
 	}
 }
+
+// A fault decided once draws from the stream on the first ask with a key
+// and gives every later ask the same answer, counting the fault once;
+// the first asks consume the stream in their order, later asks not at all.
+func TestOnceFaults(t *testing.T) {
+	in := newInjector(7)
+	in.set(true)
+	n := newTally()
+	first := make([]bool, 200)
+	fired := 0
+	for i := range first {
+		first[i] = in.once(n, "kind", 0.3, fmt.Sprint("k", i))
+		if first[i] {
+			fired++
+		}
+	}
+	if fired == 0 || fired == len(first) {
+		t.Fatalf("%d of %d fired at p=0.3", fired, len(first))
+	}
+	for i := range first {
+		if got := in.once(n, "kind", 0.3, fmt.Sprint("k", i)); got != first[i] {
+			t.Fatalf("key k%d: %v, then %v", i, first[i], got)
+		}
+	}
+	if got := n.get("kind"); got != fired {
+		t.Errorf("counted %d, want %d (each fired key once)", got, fired)
+	}
+	// Asking again drew nothing: the stream continues where a fresh
+	// injector of the seed is after the same first asks.
+	fresh := newInjector(7)
+	fresh.set(true)
+	for i := range first {
+		fresh.once(nil, "kind", 0.3, fmt.Sprint("k", i))
+	}
+	if a, b := in.float(), fresh.float(); a != b {
+		t.Errorf("next draw %v, want %v: repeated asks drew from the stream", a, b)
+	}
+}

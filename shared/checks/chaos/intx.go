@@ -77,17 +77,18 @@ func (q *txFaultyQueue) SendInTx(ctx context.Context, tx store.Tx, url string, m
 	if q.refuse != nil && q.refuse(url) != nil {
 		return nil, true, apperr.New(apperr.Invalid, "chaos: the queue is down; the rows wait for the relay")
 	}
-	// Keyed by the batch (url and first message): SendInTx runs inside a
-	// transaction the store may run again, and every run must decide alike.
+	// SendInTx runs inside a transaction the store may run again: the
+	// batch's decisions are drawn on its first send and kept for every
+	// later run (once), named by the url and the first message's event.
 	key := url
 	if len(msgs) > 0 {
 		key += "/" + outKey(msgs[0])
 	}
-	if q.in.keyed(q.faults, "queue_send_in_tx_refused", q.f.QueueSendInTxRefused, key) {
+	if q.in.once(q.faults, "queue_send_in_tx_refused", q.f.QueueSendInTxRefused, key) {
 		return nil, true, apperr.New(apperr.Invalid, "chaos: queue refused the in-transaction send")
 	}
-	if q.in.keyed(nil, "queue_send_in_tx_failed", q.f.QueueSendInTxFailed, key) {
-		if q.in.keyed(q.faults, "queue_send_in_tx_failed_before", 0.5, key) {
+	if q.in.once(nil, "queue_send_in_tx_failed", q.f.QueueSendInTxFailed, key) {
+		if q.in.once(q.faults, "queue_send_in_tx_failed_before", 0.5, key) {
 			return nil, true, errQueue("in-transaction send")
 		}
 		res, ok, err := ts.SendInTx(ctx, tx, url, msgs)

@@ -41,6 +41,7 @@ type world struct {
 	opts   Options
 	faults Faults
 	in     *injector
+	qin    *injector // the queue's stream (the relay's sends draw from it)
 	clock  *clock
 	// outages are the long outages of an Outages run (nil otherwise).
 	outages *outages
@@ -188,7 +189,8 @@ func (w *world) build(ctx context.Context, path string) error {
 	w.fstore = &faultyStore{inner: inner, in: w.in, f: &w.faults, faults: w.faultsN}
 	// The queue draws from a stream of its own: the relay's sends overlap
 	// its store transactions (see injector).
-	fq := &faultyQueue{inner: q, in: w.in.stream(w.opts.Seed, queueStream), f: &w.faults, faults: w.faultsN, refuse: w.eventsRefuse}
+	w.qin = w.in.stream(w.opts.Seed, queueStream)
+	fq := &faultyQueue{inner: q, in: w.qin, f: &w.faults, faults: w.faultsN, refuse: w.eventsRefuse}
 	w.fqueue = fq
 	if w.opts.InTx {
 		// The queue already shares the store's *sql.DB (as localwiring
@@ -295,9 +297,9 @@ func (w *world) instanceOptions(cfg config.Config, opt app.Options, n uint64) ap
 	f := &w.faults
 	opt.Orders = func(c *orders.Config) { c.Dispatcher = w.dropper("api", f.APIDropDispatch, c.Dispatcher) }
 	opt.Relay = func(c *relay.Config) {
-		c.Queue = crashAfterSend(c.Queue, func(ctx context.Context, first queue.OutMessage) bool {
-			return w.in.keyed(w.crashes, "relay_after_send", f.RelayCrashAfterSend, invocation(ctx)+"/"+outKey(first))
-		})
+		// Drawn from the queue's stream: the relay sends on a goroutine of
+		// its own while it records and claims through the store (injector).
+		c.Queue = crashAfterSend(c.Queue, func() bool { return w.qin.fire(w.crashes, "relay_after_send", f.RelayCrashAfterSend) })
 		c.Backoff.Rand = resilience.NewRand(w.opts.Seed + 1 + 16*n)
 		onFailed := c.Hooks.OnFailed
 		c.Hooks.OnFailed = func(dest string, k int) {
@@ -388,11 +390,19 @@ func (w *world) wireFaults(a *app.App, n uint64) {
 }
 
 // stepKey names one run of a step for keyed faults: the invocation that
-// runs it and the saga's token (id, step, direction, attempt, epoch). Every
-// run of one save transaction shares it; a later delivery of the same
-// command (after a crash rolled the step back) is another invocation.
+// runs it and the saga's token (step, direction, attempt, epoch), the saga
+// named by its correlation id — the order's idempotency key, drawn from the
+// workload stream — not by its id: ids come from one counter that
+// concurrent duplicate requests race for, so they are not fixed by the
+// seed. Every run of one save transaction shares the key; a later delivery
+// of the same command (after a crash rolled the step back) is another
+// invocation.
 func stepKey(ctx context.Context, at orchestrator.FaultPoint) string {
-	return fmt.Sprintf("%s/%s/%d/%s/%d/%d", invocation(ctx), at.Saga.ID, at.Saga.Step, at.Dir, at.Saga.Attempts, at.Saga.Data.Epoch)
+	saga := at.Saga.CorrelationID
+	if saga == "" {
+		saga = "id:" + at.Saga.ID
+	}
+	return fmt.Sprintf("%s/%s/%d/%s/%d/%d", invocation(ctx), saga, at.Saga.Step, at.Dir, at.Saga.Attempts, at.Saga.Data.Epoch)
 }
 
 // crashQueue is the relay's queue with a crash after the queue accepted a
@@ -400,11 +410,11 @@ func stepKey(ctx context.Context, at orchestrator.FaultPoint) string {
 // SendBatch returns the queue's results with an error wrapping
 // relay.ErrCrash, and the relay records nothing. It crashes the relay's
 // own rounds only, not a fast-path dispatch (fastPathKey): those have
-// their crash before dispatch (dropper). fire is asked with the batch's
-// first accepted message.
+// their crash before dispatch (dropper). fire is asked once per batch the
+// queue accepted a message of.
 type crashQueue struct {
 	queue.Queue
-	fire func(ctx context.Context, first queue.OutMessage) bool
+	fire func() bool
 }
 
 // txCrashQueue is a crashQueue that forwards relay.TxSender to its queue.
@@ -417,7 +427,7 @@ var _ relay.TxSender = txCrashQueue{}
 
 // crashAfterSend decorates q with the crash fire decides (crashQueue),
 // keeping q's relay.TxSender.
-func crashAfterSend(q queue.Queue, fire func(context.Context, queue.OutMessage) bool) queue.Queue {
+func crashAfterSend(q queue.Queue, fire func() bool) queue.Queue {
 	c := crashQueue{Queue: q, fire: fire}
 	if ts, ok := q.(relay.TxSender); ok {
 		return txCrashQueue{crashQueue: c, ts: ts}
@@ -432,16 +442,11 @@ func (q crashQueue) SendBatch(ctx context.Context, url string, msgs []queue.OutM
 		return res, err
 	}
 	for _, r := range res {
-		if r.Err != nil {
-			continue
-		}
-		for _, m := range msgs {
-			if m.ID == r.ID {
-				if q.fire(ctx, m) {
-					return res, fmt.Errorf("%w: %w", relay.ErrCrash, errCrash)
-				}
-				return res, nil
+		if r.Err == nil {
+			if q.fire() {
+				return res, fmt.Errorf("%w: %w", relay.ErrCrash, errCrash)
 			}
+			break
 		}
 	}
 	return res, nil
@@ -455,7 +460,7 @@ func (q txCrashQueue) SendInTx(ctx context.Context, tx store.Tx, url string, msg
 // Committed implements relay.TxSender.
 func (q txCrashQueue) Committed(urls ...string) { q.ts.Committed(urls...) }
 
-// outKey names an outgoing message for keyed faults: the outbox event it
+// outKey names an outgoing message for faults decided once: the outbox event it
 // carries, or its batch entry id.
 func outKey(m queue.OutMessage) string {
 	if id := m.Attributes[outbox.AttrEventID]; id != "" {
