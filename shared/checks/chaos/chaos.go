@@ -13,7 +13,10 @@
 // workload, the faults, the provider, the backoff jitter), ids come from
 // counters, and time is a fake clock the run advances (leases, backoffs and
 // visibility timeouts expire without sleeping). Duplicate client requests
-// run concurrently; their outcome does not depend on which one wins.
+// run concurrently; their outcome does not depend on which one wins. A
+// fault decided inside a store transaction, which the store may run again,
+// is the same on every run of it and counted once (injector), so the run
+// does not depend on how often its transactions ran.
 package chaos
 
 import (
