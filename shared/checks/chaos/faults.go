@@ -240,11 +240,10 @@ func (in *injector) once(t *tally, kind string, p float64, key string) bool {
 	return hit
 }
 
-// invocationKey tags the context of one function invocation the run makes
-// (the advancer with a batch, the relay's or the recovery's timer): keyed
-// faults name their opportunity with it, so a step that a later delivery
-// runs again is decided anew, while a transaction the store runs again
-// within one invocation is not.
+// invocationKey tags the context of one invocation of the advancer the run
+// makes (a batch): step faults name their opportunity with it (stepKey), so
+// a step that a later delivery runs again is decided anew, while a
+// transaction the store runs again within one invocation is not.
 type invocationKey struct{}
 
 // untagged numbers the opportunities met under a context no invocation

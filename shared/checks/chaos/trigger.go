@@ -175,14 +175,14 @@ func eventID(attrs map[string]string, messageID string) string {
 
 // runRelay fires the outbox relay's timer once.
 func (w *world) runRelay(ctx context.Context, a *app.App) {
-	if _, err := handlers.Registry["outboxrelay"](w.invoked(ctx), a, yc.EncodeTimer("chaos-relay", "relay", w.clock.Now())); err != nil {
+	if _, err := handlers.Registry["outboxrelay"](ctx, a, yc.EncodeTimer("chaos-relay", "relay", w.clock.Now())); err != nil {
 		w.invFail.add("outboxrelay", 1)
 	}
 }
 
 // runRecovery fires the saga recovery's timer once.
 func (w *world) runRecovery(ctx context.Context, a *app.App) {
-	out, err := handlers.Registry["sagarecovery"](w.invoked(ctx), a, yc.EncodeTimer("chaos-recovery", "recover", w.clock.Now()))
+	out, err := handlers.Registry["sagarecovery"](ctx, a, yc.EncodeTimer("chaos-recovery", "recover", w.clock.Now()))
 	if err != nil {
 		w.invFail.add("sagarecovery", 1)
 		return

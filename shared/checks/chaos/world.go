@@ -398,11 +398,11 @@ func (w *world) wireFaults(a *app.App, n uint64) {
 // of the same command (after a crash rolled the step back) is another
 // invocation.
 func stepKey(ctx context.Context, at orchestrator.FaultPoint) string {
-	saga := at.Saga.CorrelationID
-	if saga == "" {
-		saga = "id:" + at.Saga.ID
+	name := at.Saga.CorrelationID
+	if name == "" {
+		name = "id:" + at.Saga.ID
 	}
-	return fmt.Sprintf("%s/%s/%d/%s/%d/%d", invocation(ctx), saga, at.Saga.Step, at.Dir, at.Saga.Attempts, at.Saga.Data.Epoch)
+	return fmt.Sprintf("%s/%s/%d/%s/%d/%d", invocation(ctx), name, at.Saga.Step, at.Dir, at.Saga.Attempts, at.Saga.Data.Epoch)
 }
 
 // crashQueue is the relay's queue with a crash after the queue accepted a
