@@ -17,7 +17,6 @@ import (
 	"ordersaga/shared/domain/order"
 	"ordersaga/shared/domain/outbox"
 	"ordersaga/shared/domain/queue"
-	"ordersaga/shared/domain/saga"
 	"ordersaga/shared/domain/store"
 	"ordersaga/shared/kit/config"
 	"ordersaga/shared/transport/identity"
@@ -151,12 +150,24 @@ func runConfirmedOrder(t *testing.T) []rpcCount {
 	// A message may run several steps (step chaining); its RPCs are cut
 	// after each save (the committing query that appends saga-log lines:
 	// one per step it saves, several when steps are saved together), named
-	// by the steps the Fault hook saw start (it fails none); what follows
+	// by the steps a fault injected into the step table saw start (it
+	// fails none); what follows
 	// the last save (the fast-path publish) goes to the last steps.
 	var stepNames []string
-	a.Commands.Advancer.Fault = func(step string, dir saga.Direction) error {
-		stepNames = append(stepNames, fmt.Sprintf("saga step %s (%s)", step, dir))
+	naming := true
+	advCfg := a.Commands.Advancer.Config()
+	advCfg.Steps = orchestrator.InjectFaults(advCfg.Steps, orchestrator.Faults{Fail: func(_ context.Context, at orchestrator.FaultPoint) error {
+		step, dir := at.Step, at.Dir
+		// An action inside a save transaction is asked again when the
+		// transaction runs again; a step is named once.
+		name := fmt.Sprintf("saga step %s (%s)", step, dir)
+		if naming && (len(stepNames) == 0 || stepNames[len(stepNames)-1] != name) {
+			stepNames = append(stepNames, name)
+		}
 		return nil
+	}})
+	if a.Commands.Advancer, err = orchestrator.NewAdvancer(advCfg); err != nil {
+		t.Fatal(err)
 	}
 	group := func(n int) string {
 		n = min(n, len(stepNames))
@@ -178,7 +189,7 @@ func runConfirmedOrder(t *testing.T) []rpcCount {
 		}
 		rpcs := f.Take()
 		ops = append(ops, countRPCs(fmt.Sprintf("saga message (%d steps)", len(stepNames)), rpcs))
-		a.Commands.Advancer.Fault = nil
+		naming = false
 		var cut []ydbstore.FakeRPC
 		for _, r := range rpcs {
 			cut = append(cut, r)

@@ -28,17 +28,6 @@ const InboxConsumer = "sagaadvancer"
 type Advancer struct {
 	c   AdvancerConfig
 	out outboxwrite.Writer
-
-	// Fault is a test hook: when it returns an error, the step or
-	// compensation fails with it instead of running.
-	Fault func(step string, dir saga.Direction) error
-	// AfterStep is a test hook called after a step's external effect and
-	// before the saga is saved: an error simulates a crash (Handle returns
-	// it at once; a lease taken stays taken until it expires). For a step
-	// that runs inside its save transaction and is its message's first,
-	// it is called before that transaction, for the step the command
-	// names.
-	AfterStep func(step string, dir saga.Direction) error
 }
 
 // AdvancerConfig configures an Advancer. Store, Inventory and Payments are
@@ -283,7 +272,7 @@ func (a *Advancer) Handle(ctx context.Context, m Message) (Result, error) {
 		}
 		res, next, err = a.step(ctx, inst, known, m, consumed, carry)
 		if err != nil || next == nil {
-			if err != nil && consumed != nil && !errors.Is(err, errCrash) {
+			if err != nil && consumed != nil && !errors.Is(err, ErrCrash) {
 				// The delivered message was saved long ago; the row of the
 				// failed chained step is released to the relay.
 				a.c.Log.Warn("chained saga step failed; the relay resumes it", "saga_id", inst.ID, "error", err)
@@ -308,19 +297,24 @@ func (a *Advancer) ack(res Result, cmd saga.Command, m Message) Result {
 	return a.done(res)
 }
 
-// errCrash marks an AfterStep error (a simulated crash): the process is
-// gone, so nothing is released.
-var errCrash = errors.New("orchestrator: simulated crash")
+// ErrCrash marks an error that stands for the death of the process (a
+// crash a test or the chaos harness injects through a decorated step
+// table, see InjectFaults): an action's Effect.Err or an InTx action's
+// error wrapping it makes Handle return it at once, with nothing saved and
+// nothing released (a lease taken stays taken until it expires).
+var ErrCrash = errors.New("orchestrator: process crashed")
 
 // step runs and saves one step of inst (the saga as leased by this
 // advancer) for message m; see Handle.
 func (a *Advancer) step(ctx context.Context, inst saga.Instance, known Known, m Message, consumed *outbox.Event, carry func(int) bool) (Result, *chainNext, error) {
 	run := a.run(ctx, inst)
-	if err := a.afterStep(inst.ID, run); err != nil {
-		return Result{SagaID: inst.ID, Step: run.name, Direction: run.dir}, nil, err
+	if errors.Is(run.err, ErrCrash) {
+		return Result{SagaID: inst.ID, Step: run.name, Direction: run.dir}, nil, run.err
 	}
 	s, err := a.save(ctx, inst, known, run, m, consumed, carry)
 	switch {
+	case errors.Is(err, ErrCrash):
+		return s.res, nil, err
 	case errors.Is(err, errLostLease):
 		s.res.Status = StatusLostLease
 		a.c.Log.Warn("saga lease lost before save; another advancer owns the step", "saga_id", inst.ID, "step", run.name)
@@ -337,17 +331,6 @@ func (a *Advancer) step(ctx context.Context, inst saga.Instance, known Known, m 
 	return s.res, s.next, nil
 }
 
-// afterStep calls the AfterStep hook (a simulated crash: errCrash).
-func (a *Advancer) afterStep(sagaID string, run stepRun) error {
-	if a.AfterStep == nil {
-		return nil
-	}
-	if err := a.AfterStep(run.name, run.dir); err != nil {
-		return fmt.Errorf("%w: %w", errCrash, err)
-	}
-	return nil
-}
-
 // saved observes a committed step and dispatches the rows it wrote.
 func (a *Advancer) saved(ctx context.Context, s saved, m Message) {
 	for _, f := range s.folded {
@@ -360,8 +343,7 @@ func (a *Advancer) saved(ctx context.Context, s saved, m Message) {
 // inTxRun prepares the step cmd names when its action runs inside the save
 // transaction (create_order, reserve_inventory, confirm_order, cancel_order
 // and confirm_order's compensation): such a step has no effect outside the
-// store, so the Fault hook is its only part that runs before the
-// transaction. ok is false for a step that calls a participant (it takes
+// store, so nothing of it runs before the transaction. ok is false for a step that calls a participant (it takes
 // the lease first, see acquire) and for an impossible step.
 func (a *Advancer) inTxRun(ctx context.Context, cmd saga.Command) (stepRun, bool) {
 	steps := a.c.Steps
@@ -382,9 +364,6 @@ func (a *Advancer) inTxRun(ctx context.Context, cmd saga.Command) (stepRun, bool
 // token moved (stale) or the lease taken (busy). With carry the save takes
 // the lease for the next step (chaining), exactly as a leased step's save.
 func (a *Advancer) firstInTx(ctx context.Context, cmd saga.Command, run stepRun, m Message, carry func(int) bool) (Result, *chainNext, error) {
-	if err := a.afterStep(cmd.SagaID, run); err != nil {
-		return Result{SagaID: cmd.SagaID, Step: run.name, Direction: run.dir}, nil, err
-	}
 	now := a.now()
 	id := a.ids()
 	var s saved

@@ -27,7 +27,7 @@ func TestRedriveMakesEveryOlderMessageStale(t *testing.T) {
 	e.advWith(func(c *orchestrator.AdvancerConfig) { c.MaxChainSteps = -1 }) // the per-message protocol: one step per delivered message
 	refundFails := true
 	refunds := 0
-	e.adv.Fault = func(step string, dir saga.Direction) error {
+	e.fault = func(step string, dir saga.Direction) error {
 		switch {
 		case step == saga.StepProcessPayment:
 			return apperr.New(apperr.Invalid, "provider refused the request")

@@ -255,20 +255,13 @@ func nothingToUndo(context.Context, store.Tx, Participants, *Known, saga.Instanc
 }
 
 // run executes an external step or compensation under its timeout. An
-// InTx action is left for the save transaction (run.inTx is set), unless
-// the Fault hook decides its outcome.
+// InTx action is left for the save transaction (run.inTx is set).
 func (a *Advancer) run(ctx context.Context, inst saga.Instance) (r stepRun) {
 	steps := a.c.Steps
 	name, dir := stepName(steps.Table(), inst)
 	r = stepRun{name: name, dir: dir}
 	start := time.Now()
 	defer func() { r.duration = time.Since(start) }()
-	if a.Fault != nil {
-		if err := a.Fault(name, dir); err != nil {
-			r.err = err
-			return r
-		}
-	}
 	act := steps.action(inst.Step, dir)
 	switch {
 	case act.InTx != nil:

@@ -18,7 +18,7 @@ type stepRun struct {
 	err     error
 	skipped bool // a compensation that had nothing to undo
 	// inTx is the InTx action left for the save transaction (nil: the
-	// step ran already, or the Fault hook decided its outcome).
+	// step ran already).
 	inTx     InTxFunc
 	duration time.Duration
 }

@@ -89,10 +89,15 @@ type Hooks struct {
 	OnPublished func(destination string, n int)
 	OnFailed    func(destination string, n int)
 	OnDead      func(destination string, errorType string)
-	// AfterSend is a test hook called after the queue accepted a batch and
-	// before it is marked published (crash-injection point).
-	AfterSend func(events []outbox.Event) error
 }
+
+// ErrCrash marks a queue error that stands for the death of the process
+// after the queue accepted a batch and before the relay marked its rows
+// published (a crash a test or the chaos harness injects by decorating the
+// queue): a SendBatch error wrapping it makes Run and RunOnce return it at
+// once, and Dispatch stop, recording nothing; the rows stay leased until
+// their lease lapses, then are sent again.
+var ErrCrash = errors.New("relay: process crashed")
 
 // Relay moves outbox rows to queues. It is built once by New and safe for
 // concurrent use (each call claims its own rows).
@@ -297,9 +302,10 @@ func (r *Relay) claimRound(ctx context.Context, rep *Report) ([]outbox.Event, er
 	return all, nil
 }
 
-// recordRound runs the AfterSend hook and records the outcomes of one round.
+// recordRound records the outcomes of one round; a crash (ErrCrash)
+// records nothing.
 func (r *Relay) recordRound(ctx context.Context, results []outcome, rep *Report) error {
-	if err := r.afterSend(results); err != nil {
+	if err := crashed(results); err != nil {
 		return err
 	}
 	pub, failed, dead, err := r.recordAll(ctx, results)
@@ -452,18 +458,14 @@ type outcome struct {
 	err   error
 }
 
-// afterSend calls the AfterSend test hook with the rows the queue accepted.
-func (r *Relay) afterSend(results []outcome) error {
-	if r.cfg.Hooks.AfterSend == nil {
-		return nil
-	}
-	var sent []outbox.Event
+// crashed returns the first outcome error that wraps ErrCrash.
+func crashed(results []outcome) error {
 	for _, o := range results {
-		if o.err == nil {
-			sent = append(sent, o.event)
+		if errors.Is(o.err, ErrCrash) {
+			return o.err
 		}
 	}
-	return r.cfg.Hooks.AfterSend(sent)
+	return nil
 }
 
 // recordAll records send outcomes in one transaction: every published row

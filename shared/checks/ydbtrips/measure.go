@@ -16,7 +16,6 @@ import (
 	"ordersaga/shared/domain/order"
 	"ordersaga/shared/domain/outbox"
 	"ordersaga/shared/domain/queue"
-	"ordersaga/shared/domain/saga"
 	"ordersaga/shared/domain/store"
 	"ordersaga/shared/kit/config"
 	"ordersaga/shared/transport/identity"
@@ -114,8 +113,9 @@ func Measure(ctx context.Context, dir string, immediate bool) ([]Op, error) {
 
 	// Saga steps, as the queue delivers them. One message may run several
 	// steps in place (step chaining, orchestrator.Advancer.Handle), so the
-	// count is cut per save: the Fault hook (failing nothing) names each
-	// step as it starts, and the Twin's AfterSave cuts after a save
+	// count is cut per save: a fault injected into the step table
+	// (orchestrator.InjectFaults, failing nothing) names each step as it
+	// starts, and the Twin's AfterSave cuts after a save
 	// committed, named by the steps started since the previous one ("a +
 	// b" when a step that touches only the store was saved with the step
 	// before it). A save's count is therefore what ran since the previous
@@ -126,11 +126,21 @@ func Measure(ctx context.Context, dir string, immediate bool) ([]Op, error) {
 	url := cfg.QueueURLs.SagaCommands
 	state := ""
 	var started []string
-	a.Commands.Advancer.Fault = func(step string, dir saga.Direction) error {
-		started = append(started, fmt.Sprintf("%s (%s)", step, dir))
+	advCfg := a.Commands.Advancer.Config()
+	advCfg.Steps = orchestrator.InjectFaults(advCfg.Steps, orchestrator.Faults{Fail: func(_ context.Context, at orchestrator.FaultPoint) error {
+		step, dir := at.Step, at.Dir
+		// An action inside a save transaction is asked again when the
+		// transaction runs again; a step is named once.
+		name := fmt.Sprintf("%s (%s)", step, dir)
+		if len(started) == 0 || started[len(started)-1] != name {
+			started = append(started, name)
+		}
 		return nil
+	}})
+	adv, err := orchestrator.NewAdvancer(advCfg)
+	if err != nil {
+		return nil, err
 	}
-	defer func() { a.Commands.Advancer.Fault = nil }()
 	var chain Trips
 	steps := 0
 	twin.AfterSave = func() {
@@ -156,7 +166,7 @@ func Measure(ctx context.Context, dir string, immediate bool) ([]Op, error) {
 		}
 		twin.Take()
 		chain, steps = Trips{}, 0
-		res, err := a.Commands.Advancer.Handle(ctx, orchestrator.Message{EventID: id, Body: []byte(m.Body), Attributes: m.Attributes, ReceiveCount: m.ReceiveCount})
+		res, err := adv.Handle(ctx, orchestrator.Message{EventID: id, Body: []byte(m.Body), Attributes: m.Attributes, ReceiveCount: m.ReceiveCount})
 		if err != nil {
 			return nil, fmt.Errorf("saga step: %w", err)
 		}

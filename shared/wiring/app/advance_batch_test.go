@@ -36,8 +36,8 @@ func (e *testEnv) deliveries(n int) []sagabatch.Delivery {
 }
 
 // A batch's sagas run concurrently (up to SAGA_BATCH_CONCURRENCY): the
-// first step of three different sagas is reached by three goroutines at
-// once, which a one-after-another loop never does (the barrier would wait
+// first transaction of three different sagas is reached by three
+// goroutines at once, which a one-after-another loop never does (the barrier would wait
 // forever). Results stay in batch order, and a second delivery of a saga's
 // message runs after the first, so it is acknowledged, never an error.
 func TestAdvanceSagasRunsABatchsSagasConcurrently(t *testing.T) {
@@ -52,7 +52,7 @@ func TestAdvanceSagasRunsABatchsSagasConcurrently(t *testing.T) {
 
 	var mu sync.Mutex
 	arrived, release := 0, make(chan struct{})
-	env.app.Commands.Advancer.AfterStep = func(string, saga.Direction) error {
+	env.beforeAdvancerTx(func() error {
 		mu.Lock()
 		arrived++
 		if arrived == 3 {
@@ -65,7 +65,7 @@ func TestAdvanceSagasRunsABatchsSagasConcurrently(t *testing.T) {
 		case <-time.After(20 * time.Second):
 			return fmt.Errorf("only %d sagas in flight together", arrived)
 		}
-	}
+	})
 	rep, err := env.app.Commands.AdvanceSagas.Run(context.Background(), "saga-commands", msgs)
 	if err != nil {
 		t.Fatalf("AdvanceSagas: %v", err)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"testing"
 
-	"ordersaga/shared/domain/saga"
 	"ordersaga/shared/kit/config"
 	"ordersaga/shared/wiring/app"
 )
@@ -25,7 +24,7 @@ func TestAdvanceSagasPanicReachesTheCaller(t *testing.T) {
 		}
 	}
 	msgs := env.deliveries(3)
-	env.app.Commands.Advancer.Fault = func(string, saga.Direction) error { panic("step blew up") }
+	env.beforeAdvancerTx(func() error { panic("step blew up") })
 
 	var got any
 	func() {

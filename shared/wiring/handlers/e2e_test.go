@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"ordersaga/shared/app/orchestrator"
 	"ordersaga/shared/domain/apperr"
 	"ordersaga/shared/domain/queue"
 	"ordersaga/shared/domain/saga"
@@ -283,14 +284,28 @@ func newServer(a *app.App, p app.Ports) *httptest.Server {
 	return httptest.NewServer(mux)
 }
 
+// injectFaults rebuilds a's advancer over its step table decorated with f
+// (orchestrator.InjectFaults).
+func injectFaults(t *testing.T, a *app.App, f orchestrator.Faults) {
+	t.Helper()
+	c := a.Commands.Advancer.Config()
+	c.Steps = orchestrator.InjectFaults(c.Steps, f)
+	adv, err := orchestrator.NewAdvancer(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Commands.Advancer = adv
+}
+
 func TestFailedSagaShowsItsDeadLetterInTheChain(t *testing.T) {
 	s := newSuite(t, func(c *config.Config) { c.Saga.BackoffBase, c.Saga.BackoffCap = time.Millisecond, time.Millisecond })
-	s.app.Commands.Advancer.Fault = func(step string, dir saga.Direction) error {
+	injectFaults(t, s.app, orchestrator.Faults{Fail: func(_ context.Context, at orchestrator.FaultPoint) error {
+		step := at.Step
 		if step == saga.StepReleaseInventory {
 			return apperr.New(apperr.Transient, "stock service down (injected)")
 		}
 		return nil
-	}
+	}})
 	o := s.post("fail-1", `{"customer_id":"c-1","currency":"RUB","items":[{"sku":"sku-1","quantity":1,"unit_price_minor":2000000}]}`)
 	// release_inventory's retries come back through the queue, each at
 	// least a second later.

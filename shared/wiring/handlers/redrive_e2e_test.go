@@ -81,20 +81,24 @@ func TestPoisonMessageToDLQThenRedriveProcessesItOnce(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.app.Commands.Advancer = adv
-	s.app.Commands.Advancer.Fault = func(step string, dir saga.Direction) error {
-		if broken && step == saga.StepReserveInventory {
-			return errors.New("inventory database unreachable (injected)")
-		}
-		return nil
-	}
-	// The advancer returns an error for a crash-like fault; make this one a
-	// crash so the function fails and the trigger keeps the message.
-	s.app.Commands.Advancer.AfterStep = func(step string, dir saga.Direction) error {
-		if broken && step == saga.StepReserveInventory {
-			return errors.New("function crashed (injected)")
-		}
-		return nil
-	}
+	injectFaults(t, s.app, orchestrator.Faults{
+		Fail: func(_ context.Context, at orchestrator.FaultPoint) error {
+			step := at.Step
+			if broken && step == saga.StepReserveInventory {
+				return errors.New("inventory database unreachable (injected)")
+			}
+			return nil
+		},
+		// The advancer returns an error for a crash; make this fault one
+		// so the function fails and the trigger keeps the message.
+		CrashAfter: func(_ context.Context, at orchestrator.FaultPoint) error {
+			step := at.Step
+			if broken && step == saga.StepReserveInventory {
+				return errors.New("function crashed (injected)")
+			}
+			return nil
+		},
+	})
 	o := s.post("poison-1", `{"customer_id":"c-1","currency":"RUB","items":[{"sku":"sku-1","quantity":1,"unit_price_minor":100}]}`)
 	failed := s.pumpFailing()
 	if failed < 5 {
