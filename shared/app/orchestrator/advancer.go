@@ -80,8 +80,8 @@ type AdvancerConfig struct {
 	Log   *slog.Logger
 	Hooks Hooks
 	// MaxChainSteps bounds the steps one delivered message runs in place
-	// (step chaining, see Handle; default DefaultMaxChainSteps; negative:
-	// one step per message, no chaining).
+	// (step chaining, see Handle; default DefaultMaxChainSteps; 1: one
+	// step per message, no chaining).
 	MaxChainSteps int
 	// ChainBudget bounds the time one message keeps running chained steps
 	// (default DefaultChainBudget); the context's deadline bounds it too.
@@ -136,7 +136,7 @@ func (c *AdvancerConfig) setDefaults() {
 		c.DispatchLease = 0 // nobody dispatches: the relay may take every row at once
 	}
 	setDuration(&c.DispatchTimeout, DefaultDispatchTimeout)
-	if c.Shards <= 0 {
+	if c.Shards == 0 {
 		c.Shards = DefaultShards
 	}
 	if c.Owner == "" {
@@ -145,27 +145,35 @@ func (c *AdvancerConfig) setDefaults() {
 	if len(c.Steps) == 0 {
 		c.Steps = CreateOrderSaga
 	}
-	if c.LoopLimit <= 0 {
+	if c.LoopLimit == 0 {
 		c.LoopLimit = dlq.DefaultLoopLimit
 	}
 	if c.Log == nil {
 		c.Log = slog.Default()
 	}
-	switch {
-	case c.MaxChainSteps < 0:
-		c.MaxChainSteps = 1
-	case c.MaxChainSteps == 0:
+	if c.MaxChainSteps == 0 {
 		c.MaxChainSteps = DefaultMaxChainSteps
 	}
 	setDuration(&c.ChainBudget, DefaultChainBudget)
 }
 
+// validate refuses a configuration without its ports, with a negative
+// setting, a backoff cap below its base, a lease that does not exceed the
+// longest step timeout (CheckLease), or a bad step table.
 func (c *AdvancerConfig) validate() error {
 	switch {
 	case c.Store == nil || c.Inventory == nil || c.Payments == nil:
 		return apperr.New(apperr.Invalid, "orchestrator: the advancer needs a Store, an Inventory and a Payments participant")
+	case c.Backoff.Base < 0 || c.Backoff.Cap < 0 || c.OutageBound < 0 || c.Lease < 0 || c.InboxTTL < 0 ||
+		c.DispatchLease < 0 || c.DispatchTimeout < 0 || c.ChainBudget < 0:
+		return apperr.New(apperr.Invalid, "orchestrator: advancer durations must not be negative")
+	case c.Shards < 0 || c.LoopLimit < 0 || c.MaxChainSteps < 0:
+		return apperr.New(apperr.Invalid, "orchestrator: advancer Shards, LoopLimit and MaxChainSteps must not be negative")
 	case c.Backoff.Cap < c.Backoff.Base:
 		return apperr.New(apperr.Invalid, "orchestrator: saga backoff cap %s is below its base %s", c.Backoff.Cap, c.Backoff.Base)
+	}
+	if err := CheckLease(c.Lease, c.Steps); err != nil {
+		return err
 	}
 	return c.Steps.validate()
 }
@@ -193,9 +201,10 @@ func (s Steps) validate() error {
 	return nil
 }
 
-// setDuration sets *d to def unless it is positive.
+// setDuration sets *d to def when it is zero (a negative one is left for
+// validate to refuse).
 func setDuration(d *time.Duration, def time.Duration) {
-	if *d <= 0 {
+	if *d == 0 {
 		*d = def
 	}
 }

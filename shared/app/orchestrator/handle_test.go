@@ -32,7 +32,7 @@ func TestHandleAcknowledgesWithoutWork(t *testing.T) {
 	})
 	t.Run("stale, finished, busy", func(t *testing.T) {
 		e := newEnv(t, envOpts{stock: map[string]int64{"sku-1": 5}})
-		e.advWith(func(c *orchestrator.AdvancerConfig) { c.MaxChainSteps = -1 }) // the per-message protocol: one step per delivered message
+		e.advWith(func(c *orchestrator.AdvancerConfig) { c.MaxChainSteps = 1 }) // the per-message protocol: one step per delivered message
 		_, sagaID := e.place(item("sku-1", 1, 10))
 		first := e.queue[0].msg
 		e.deliver(chaos{})
@@ -176,7 +176,7 @@ func TestNextCommandRow(t *testing.T) {
 // runs the step; the others are told the saga is busy (or already moved on).
 func TestConcurrentDeliveriesRunOneStep(t *testing.T) {
 	e := newEnv(t, envOpts{stock: map[string]int64{"sku-1": 5}})
-	e.advWith(func(c *orchestrator.AdvancerConfig) { c.MaxChainSteps = -1 }) // the per-message protocol: one step per delivered message
+	e.advWith(func(c *orchestrator.AdvancerConfig) { c.MaxChainSteps = 1 }) // the per-message protocol: one step per delivered message
 	_, sagaID := e.place(item("sku-1", 1, 10))
 	e.deliver(chaos{}) // finish one saga so the next one's message is the reserve step
 	_, sagaID = e.place(item("sku-1", 1, 10))
