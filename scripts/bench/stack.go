@@ -89,7 +89,7 @@ func newStack(dir string, stock map[string]int64, concurrency int) *stack {
 	s.tf, err = triggers.Load("triggers/triggers.yaml")
 	must(err)
 	must(s.a.EnsureQueues(ctx, s.tf.Queues))
-	must(s.a.Stock.Seed(ctx, stock))
+	must(s.a.Commands.Stock.Seed(ctx, stock))
 	s.q.reset()
 	s.tx.Store(0)
 	s.srv = httptest.NewServer(http.HandlerFunc(s.api))

@@ -143,7 +143,7 @@ func model(d deployment, a assumptions, rate float64, p popularity) row {
 	// the commit's round trip.
 	window := 2 * a.RTT
 	steps := orchestrator.CreateOrderSaga.Table()
-	reserve := saga.StepDef{MaxAttempts: 5}
+	reserve := saga.StepDef{RetryPolicy: saga.RetryPolicy{MaxAttempts: 5}}
 	for _, s := range steps {
 		if s.Name == saga.StepReserveInventory {
 			reserve = s

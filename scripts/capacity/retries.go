@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"time"
@@ -167,16 +168,19 @@ func backoffCeiling(base, cap time.Duration, n int) time.Duration {
 // cutoff; the cutoffs of the earlier waits fall inside the bound), every
 // attempt running to the step timeout, every backoff at its ceiling rounded
 // up to a second, and one trigger batch cutoff per attempt's message.
+// A step whose row sets its own backoff or outage bound (its RetryPolicy)
+// is bounded by those.
 func (l retryLayers) stepWorstTime(def saga.StepDef, attempts int, breaker bool) time.Duration {
+	base, ceiling, outage := cmp.Or(def.BackoffBase, l.SagaBackoffBase), cmp.Or(def.BackoffCap, l.SagaBackoffCap), cmp.Or(def.OutageBound, l.OutageBound)
 	var t time.Duration
 	messages := attempts
 	if breaker {
-		t += l.OutageBound + ceilSecond(l.BreakerOpenFor+l.SagaBackoffBase)
+		t += outage + ceilSecond(l.BreakerOpenFor+base)
 		messages++
 	}
 	t += time.Duration(attempts) * def.Timeout
 	for n := 0; n < attempts-1; n++ {
-		t += ceilSecond(backoffCeiling(l.SagaBackoffBase, l.SagaBackoffCap, n))
+		t += ceilSecond(backoffCeiling(base, ceiling, n))
 	}
 	return t + time.Duration(messages)*l.BatchCutoff
 }

@@ -53,7 +53,7 @@ func TestPublishFaultKeepsOrderEventRowsPending(t *testing.T) {
 	}
 	faulty := post("k-faulty", "sku-4")
 	healthy := post("k-healthy", "sku-1")
-	if _, err := a.RelayOutbox(ctx, 5*time.Second); err != nil {
+	if _, err := a.Commands.RelayOutbox.Run(ctx, 5*time.Second); err != nil {
 		t.Fatal(err)
 	}
 

@@ -105,7 +105,7 @@ func (rt *runner) invoke(ctx context.Context, name string, fn handlers.Func, raw
 	// The self-check event is answered before the body, as each cloud
 	// function's index.Handler does, on this App's (local) adapters.
 	if selfcheck.Requested(raw) {
-		return rt.app.SelfCheck(ctx, name, ""), nil
+		return rt.app.Queries.SelfCheck.Check(ctx, name, ""), nil
 	}
 	return fn(ctx, rt.app, raw)
 }
@@ -240,4 +240,4 @@ var DemoStock = map[string]int64{"sku-1": 100, "sku-2": 100, "sku-3": 100, "sku-
 
 // seed loads the demo data; it only sets SKUs that do not exist yet, so
 // restarting the runner keeps the stock it has.
-func (rt *runner) seed(ctx context.Context) error { return rt.app.Stock.Seed(ctx, DemoStock) }
+func (rt *runner) seed(ctx context.Context) error { return rt.app.Commands.Stock.Seed(ctx, DemoStock) }

@@ -13,13 +13,13 @@ const (
 	ORDER BY at DESC, id DESC LIMIT ?`
 )
 
-// InsertAudit implements store.DeadLetters; Conflict if the id exists.
+// InsertAudit implements store.DeadLetterRows; Conflict if the id exists.
 func (t *tx) InsertAudit(ctx context.Context, a dlq.AuditRecord) error {
 	return t.insert(ctx, "audit record "+quoted(a.ID), sqlInsertAudit,
 		a.ID, tm(a.At), a.Actor, a.Action, a.Params, a.Count, a.Outcome, a.Detail)
 }
 
-// ListAudit implements store.DeadLetters: newest At first (ties by ID
+// ListAudit implements store.DeadLetterRows: newest At first (ties by ID
 // descending). limit <= 0 returns nothing.
 func (t *tx) ListAudit(ctx context.Context, limit int) ([]dlq.AuditRecord, error) {
 	if limit <= 0 {

@@ -41,7 +41,7 @@ const (
 	maxPageLimit     = 1000
 )
 
-// InsertDeadLetter implements store.DeadLetters; Conflict if the id exists.
+// InsertDeadLetter implements store.DeadLetterRows; Conflict if the id exists.
 func (t *tx) InsertDeadLetter(ctx context.Context, d dlq.DeadLetter) error {
 	args, err := deadLetterArgs(d)
 	if err != nil {
@@ -50,7 +50,7 @@ func (t *tx) InsertDeadLetter(ctx context.Context, d dlq.DeadLetter) error {
 	return t.insert(ctx, "dead letter "+quoted(d.ID), sqlInsertDeadLetter, append([]any{d.ID}, args...)...)
 }
 
-// GetDeadLetter implements store.DeadLetters; NotFound if missing.
+// GetDeadLetter implements store.DeadLetterRows; NotFound if missing.
 func (t *tx) GetDeadLetter(ctx context.Context, id string) (dlq.DeadLetter, error) {
 	d, err := scanDeadLetter(t.queryRowContext(ctx, sqlGetDeadLetter, id))
 	if err != nil {
@@ -59,7 +59,7 @@ func (t *tx) GetDeadLetter(ctx context.Context, id string) (dlq.DeadLetter, erro
 	return d, nil
 }
 
-// FindDeadLetter implements store.DeadLetters: the newest (by CreatedAt, then
+// FindDeadLetter implements store.DeadLetterRows: the newest (by CreatedAt, then
 // ID) entry with this source and ref; NotFound if none.
 func (t *tx) FindDeadLetter(ctx context.Context, src dlq.Source, ref string) (dlq.DeadLetter, error) {
 	d, err := scanDeadLetter(t.queryRowContext(ctx, sqlFindDeadLetter, string(src), ref))
@@ -69,7 +69,7 @@ func (t *tx) FindDeadLetter(ctx context.Context, src dlq.Source, ref string) (dl
 	return d, nil
 }
 
-// UpdateDeadLetter implements store.DeadLetters: it stores d (with d.Version
+// UpdateDeadLetter implements store.DeadLetterRows: it stores d (with d.Version
 // as given) if the stored version is expectedVersion; Conflict if not,
 // NotFound if missing.
 func (t *tx) UpdateDeadLetter(ctx context.Context, d dlq.DeadLetter, expectedVersion int64) error {
@@ -81,14 +81,14 @@ func (t *tx) UpdateDeadLetter(ctx context.Context, d dlq.DeadLetter, expectedVer
 		append(args, d.ID, expectedVersion), sqlDeadLetterExists, d.ID)
 }
 
-// DeleteDeadLetter implements store.DeadLetters; deleting a missing entry is
+// DeleteDeadLetter implements store.DeadLetterRows; deleting a missing entry is
 // not an error.
 func (t *tx) DeleteDeadLetter(ctx context.Context, id string) error {
 	_, err := t.exec(ctx, "delete dead letter", sqlDeleteDeadLetter, id)
 	return err
 }
 
-// ListDeadLetters implements store.DeadLetters with keyset pagination on
+// ListDeadLetters implements store.DeadLetterRows with keyset pagination on
 // (last_failed_at desc, id desc). p.Limit <= 0 means 50, and it is capped at
 // 1000. The cursor is opaque (base64 of the last entry's LastFailedAt and
 // ID); a malformed cursor is Invalid.

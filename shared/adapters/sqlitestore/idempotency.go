@@ -34,7 +34,7 @@ const (
 	ORDER BY expires_at, scope, idem_key LIMIT ?`
 )
 
-// InsertIdempotencyKey implements store.Idempotency; Conflict if the key exists.
+// InsertIdempotencyKey implements store.IdempotencyRows; Conflict if the key exists.
 func (t *tx) InsertIdempotencyKey(ctx context.Context, r idempotency.Record) error {
 	return t.insert(ctx, "idempotency key "+quoted(r.Key), sqlInsertIdem,
 		r.Scope, r.Key, r.Fingerprint, string(r.Status), r.ResponseStatus, r.ResponseBody, r.Location,
@@ -51,7 +51,7 @@ func (t *tx) ClaimIdempotencyKey(ctx context.Context, r idempotency.Record) (boo
 	return n > 0, err
 }
 
-// GetIdempotencyKey implements store.Idempotency; NotFound if missing.
+// GetIdempotencyKey implements store.IdempotencyRows; NotFound if missing.
 func (t *tx) GetIdempotencyKey(ctx context.Context, scope, key string) (idempotency.Record, error) {
 	r, err := scanIdem(t.queryRowContext(ctx, sqlGetIdem, scope, key))
 	if err != nil {
@@ -60,7 +60,7 @@ func (t *tx) GetIdempotencyKey(ctx context.Context, scope, key string) (idempote
 	return r, nil
 }
 
-// ReplaceIdempotencyKey implements store.Idempotency: it overwrites the key
+// ReplaceIdempotencyKey implements store.IdempotencyRows: it overwrites the key
 // (r.Scope, r.Key) only if its stored fingerprint, status and expiry are
 // prev's; Conflict otherwise, including when the key no longer exists.
 // Invalid if r and prev name different keys.
@@ -81,13 +81,13 @@ func (t *tx) ReplaceIdempotencyKey(ctx context.Context, r, prev idempotency.Reco
 	return nil
 }
 
-// DeleteIdempotencyKey implements store.Idempotency; a missing key is not an error.
+// DeleteIdempotencyKey implements store.IdempotencyRows; a missing key is not an error.
 func (t *tx) DeleteIdempotencyKey(ctx context.Context, scope, key string) error {
 	_, err := t.exec(ctx, "delete idempotency key", sqlDeleteIdem, scope, key)
 	return err
 }
 
-// ListStaleIdempotencyKeys implements store.Idempotency, earliest expiry
+// ListStaleIdempotencyKeys implements store.IdempotencyRows, earliest expiry
 // first. limit <= 0 returns nothing.
 func (t *tx) ListStaleIdempotencyKeys(ctx context.Context, now time.Time, limit int) ([]idempotency.Record, error) {
 	if limit <= 0 {

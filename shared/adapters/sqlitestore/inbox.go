@@ -14,13 +14,13 @@ const (
 		ORDER BY expires_at LIMIT ?)`
 )
 
-// InsertInbox implements store.Inbox; Conflict if consumer already recorded messageID.
+// InsertInbox implements store.InboxRows; Conflict if consumer already recorded messageID.
 func (t *tx) InsertInbox(ctx context.Context, consumer, messageID string, at, expiresAt time.Time) error {
 	return t.insert(ctx, "inbox entry "+quoted(consumer+"/"+messageID), sqlInsertInbox,
 		consumer, messageID, tm(at), tm(expiresAt))
 }
 
-// DeleteExpiredInbox implements store.Inbox: entries with a non-zero expiry
+// DeleteExpiredInbox implements store.InboxRows: entries with a non-zero expiry
 // at or before now, earliest first. limit <= 0 deletes nothing.
 func (t *tx) DeleteExpiredInbox(ctx context.Context, now time.Time, limit int) (int, error) {
 	if limit <= 0 {

@@ -226,14 +226,12 @@ func TestWritesAreCheckpointedOffTheWriter(t *testing.T) {
 		err                   error
 	}
 	got := make(chan result, 16)
-	checkpointHook = func(busy, logFrames, done int, err error) {
+	s := open(t, filepath.Join(t.TempDir(), "ck.db"), Config{OnCheckpoint: func(busy, logFrames, done int, err error) {
 		select {
 		case got <- result{busy, logFrames, done, err}:
 		default:
 		}
-	}
-	s := open(t, filepath.Join(t.TempDir(), "ck.db"), Config{})
-	checkpointHook = nil
+	}})
 	var pages int
 	if err := s.DB().QueryRow(`PRAGMA wal_autocheckpoint`).Scan(&pages); err != nil {
 		t.Fatal(err)

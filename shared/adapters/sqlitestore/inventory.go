@@ -38,7 +38,7 @@ const (
 	sqlReservationExists = `SELECT 1 FROM reservations WHERE id = ?`
 )
 
-// GetStock implements store.Inventory; NotFound if the SKU has no row.
+// GetStock implements store.StockRows; NotFound if the SKU has no row.
 func (t *tx) GetStock(ctx context.Context, sku string) (inventory.Stock, error) {
 	s, err := scanStock(t.queryRowContext(ctx, sqlGetStock, sku))
 	if err != nil {
@@ -47,7 +47,7 @@ func (t *tx) GetStock(ctx context.Context, sku string) (inventory.Stock, error) 
 	return s, nil
 }
 
-// PutStock implements store.Inventory. expectedVersion 0 inserts (Conflict if
+// PutStock implements store.StockRows. expectedVersion 0 inserts (Conflict if
 // the SKU exists); otherwise it overwrites the row (storing s.Version as
 // given) if its version is expectedVersion: Conflict if not, NotFound if the
 // SKU has no row.
@@ -61,7 +61,7 @@ func (t *tx) PutStock(ctx context.Context, s inventory.Stock, expectedVersion in
 		sqlStockExists, s.SKU)
 }
 
-// ListStock implements store.Inventory: every SKU, ordered by SKU.
+// ListStock implements store.StockRows: every SKU, ordered by SKU.
 func (t *tx) ListStock(ctx context.Context) ([]inventory.Stock, error) {
 	var out []inventory.Stock
 	err := t.queryAll(ctx, "list stock", sqlListStock, nil, func(r rowScanner) error {
@@ -72,7 +72,7 @@ func (t *tx) ListStock(ctx context.Context) ([]inventory.Stock, error) {
 	return out, err
 }
 
-// GetStockShard implements store.Inventory; NotFound if the sub-row is missing.
+// GetStockShard implements store.StockRows; NotFound if the sub-row is missing.
 func (t *tx) GetStockShard(ctx context.Context, sku string, shard int64) (inventory.Shard, error) {
 	s, err := scanShard(t.queryRowContext(ctx, sqlGetShard, sku, shard))
 	if err != nil {
@@ -81,7 +81,7 @@ func (t *tx) GetStockShard(ctx context.Context, sku string, shard int64) (invent
 	return s, nil
 }
 
-// PutStockShard implements store.Inventory, as PutStock does for a sub-row.
+// PutStockShard implements store.StockRows, as PutStock does for a sub-row.
 func (t *tx) PutStockShard(ctx context.Context, s inventory.Shard, expectedVersion int64) error {
 	what := shardWhat(s.SKU, s.Shard)
 	if expectedVersion == 0 {
@@ -93,7 +93,7 @@ func (t *tx) PutStockShard(ctx context.Context, s inventory.Shard, expectedVersi
 		sqlShardExists, s.SKU, s.Shard)
 }
 
-// ListStockShards implements store.Inventory: one SKU's sub-rows by shard.
+// ListStockShards implements store.StockRows: one SKU's sub-rows by shard.
 func (t *tx) ListStockShards(ctx context.Context, sku string) ([]inventory.Shard, error) {
 	var out []inventory.Shard
 	err := t.queryAll(ctx, "list sub-rows of "+quoted(sku), sqlListShards, []any{sku}, func(r rowScanner) error {
@@ -108,7 +108,7 @@ func shardWhat(sku string, shard int64) string {
 	return fmt.Sprintf("stock sub-row %d of %s", shard, quoted(sku))
 }
 
-// GetReservation implements store.Inventory; NotFound if missing.
+// GetReservation implements store.StockRows; NotFound if missing.
 func (t *tx) GetReservation(ctx context.Context, id string) (inventory.Reservation, error) {
 	r, err := scanReservation(t.queryRowContext(ctx, sqlGetReservation, id))
 	if err != nil {
@@ -117,7 +117,7 @@ func (t *tx) GetReservation(ctx context.Context, id string) (inventory.Reservati
 	return r, nil
 }
 
-// InsertReservation implements store.Inventory; Conflict if the id exists.
+// InsertReservation implements store.StockRows; Conflict if the id exists.
 func (t *tx) InsertReservation(ctx context.Context, r inventory.Reservation) error {
 	lines, err := toJSON(r.Lines, "reservation lines")
 	if err != nil {
@@ -131,7 +131,7 @@ func (t *tx) InsertReservation(ctx context.Context, r inventory.Reservation) err
 		r.ID, r.OrderID, lines, takes, string(r.Status), note(r.Reason), tm(r.CreatedAt), tm(r.UpdatedAt), r.Version)
 }
 
-// UpdateReservation implements store.Inventory: it stores r (with r.Version
+// UpdateReservation implements store.StockRows: it stores r (with r.Version
 // as given) if the stored version is expectedVersion; Conflict if not,
 // NotFound if missing.
 func (t *tx) UpdateReservation(ctx context.Context, r inventory.Reservation, expectedVersion int64) error {

@@ -33,7 +33,7 @@ const (
 	ORDER BY created_at DESC, id DESC LIMIT ?`
 )
 
-// InsertOrder implements store.Orders; Conflict if the id exists.
+// InsertOrder implements store.OrderRows; Conflict if the id exists.
 func (t *tx) InsertOrder(ctx context.Context, o order.Order) error {
 	items, err := toJSON(o.Items, "order items")
 	if err != nil {
@@ -44,7 +44,7 @@ func (t *tx) InsertOrder(ctx context.Context, o order.Order) error {
 		tm(o.CreatedAt), tm(o.UpdatedAt), o.Version, o.IdempotencyKey, note(o.StatusReason), bucket.Of(o.ID))
 }
 
-// GetOrder implements store.Orders; NotFound if missing.
+// GetOrder implements store.OrderRows; NotFound if missing.
 func (t *tx) GetOrder(ctx context.Context, id string) (order.Order, error) {
 	o, err := scanOrder(t.queryRowContext(ctx, sqlGetOrder, id))
 	if err != nil {
@@ -53,7 +53,7 @@ func (t *tx) GetOrder(ctx context.Context, id string) (order.Order, error) {
 	return o, nil
 }
 
-// UpdateOrder implements store.Orders: it stores o (including o.Version as
+// UpdateOrder implements store.OrderRows: it stores o (including o.Version as
 // given) if the stored version is expectedVersion; Conflict if not, NotFound
 // if the order does not exist.
 func (t *tx) UpdateOrder(ctx context.Context, o order.Order, expectedVersion int64) error {
@@ -68,7 +68,7 @@ func (t *tx) UpdateOrder(ctx context.Context, o order.Order, expectedVersion int
 		sqlOrderExists, o.ID)
 }
 
-// ListOrdersByCustomer implements store.Orders. limit <= 0 returns nothing.
+// ListOrdersByCustomer implements store.OrderRows. limit <= 0 returns nothing.
 func (t *tx) ListOrdersByCustomer(ctx context.Context, customerID string, after store.OrderCursor, limit int) ([]order.Order, error) {
 	if limit <= 0 {
 		return nil, nil

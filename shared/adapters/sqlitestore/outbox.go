@@ -77,7 +77,7 @@ const (
 // variable limit is far higher; this keeps statements small).
 const maxInList = 500
 
-// InsertOutbox implements store.Outbox; Conflict if the id exists.
+// InsertOutbox implements store.OutboxRows; Conflict if the id exists.
 func (t *tx) InsertOutbox(ctx context.Context, e outbox.Event) error {
 	meta, err := toJSON(e.Metadata, "outbox metadata")
 	if err != nil {
@@ -89,7 +89,7 @@ func (t *tx) InsertOutbox(ctx context.Context, e outbox.Event) error {
 		tm(e.CreatedAt), tm(e.PublishedAt), e.Version, e.AggregateID)
 }
 
-// GetOutbox implements store.Outbox; NotFound if missing.
+// GetOutbox implements store.OutboxRows; NotFound if missing.
 func (t *tx) GetOutbox(ctx context.Context, id string) (outbox.Event, error) {
 	e, err := scanOutbox(t.queryRowContext(ctx, sqlGetOutbox, id))
 	if err != nil {
@@ -98,7 +98,7 @@ func (t *tx) GetOutbox(ctx context.Context, id string) (outbox.Event, error) {
 	return e, nil
 }
 
-// UpdateOutbox implements store.Outbox: it stores e (with e.Version as given)
+// UpdateOutbox implements store.OutboxRows: it stores e (with e.Version as given)
 // if the stored version is expectedVersion; Conflict if not, NotFound if missing.
 func (t *tx) UpdateOutbox(ctx context.Context, e outbox.Event, expectedVersion int64) error {
 	meta, err := toJSON(e.Metadata, "outbox metadata")
@@ -118,7 +118,7 @@ func (t *tx) UpdateOutbox(ctx context.Context, e outbox.Event, expectedVersion i
 	return t.promoteHeads(ctx, e.AggregateID)
 }
 
-// ListOutboxDue implements store.Outbox. limit <= 0 returns nothing.
+// ListOutboxDue implements store.OutboxRows. limit <= 0 returns nothing.
 func (t *tx) ListOutboxDue(ctx context.Context, shard int, now time.Time, limit int) ([]outbox.Event, error) {
 	if limit <= 0 {
 		return nil, nil
@@ -134,7 +134,7 @@ func (t *tx) ListOutboxDue(ctx context.Context, shard int, now time.Time, limit 
 	return out, err
 }
 
-// EarliestPending implements store.Outbox, querying at most maxInList ids at
+// EarliestPending implements store.OutboxRows, querying at most maxInList ids at
 // a time. Aggregates without pending rows are absent from the map.
 func (t *tx) EarliestPending(ctx context.Context, aggregateIDs []string) (map[string]string, error) {
 	out := make(map[string]string)
@@ -162,7 +162,7 @@ func (t *tx) EarliestPending(ctx context.Context, aggregateIDs []string) (map[st
 	return out, nil
 }
 
-// OutboxBacklog implements store.Outbox: the pending count and the CreatedAt
+// OutboxBacklog implements store.OutboxRows: the pending count and the CreatedAt
 // of the oldest pending row (zero when none is pending).
 func (t *tx) OutboxBacklog(ctx context.Context) (int, time.Time, error) {
 	var n int
@@ -179,7 +179,7 @@ func (t *tx) OutboxBacklog(ctx context.Context) (int, time.Time, error) {
 	return n, fromTm(oldest), nil
 }
 
-// DeletePublishedOutbox implements store.Outbox, oldest publication first.
+// DeletePublishedOutbox implements store.OutboxRows, oldest publication first.
 // limit <= 0 deletes nothing.
 func (t *tx) DeletePublishedOutbox(ctx context.Context, before time.Time, limit int) (int, error) {
 	if limit <= 0 {

@@ -12,7 +12,7 @@ import (
 //
 // The invariant the writes below keep, in the transaction that writes the
 // outbox: the first blocking row (pending, or dead and bound for
-// order-events: store.Outbox.EarliestPending; "first" by rowid, see
+// order-events: store.OutboxRows.EarliestPending; "first" by rowid, see
 // sqlInsertOutbox) of every aggregate has head = 1. A row with head = 1
 // that is not first is harmless (the relay checks EarliestPending before
 // it claims, and clears such a row's head with DemoteOutbox).
@@ -29,7 +29,7 @@ import (
 
 const (
 	// blockingRow: a row that blocks its aggregate (pending, or dead and
-	// bound for order-events: store.Outbox.EarliestPending), with
+	// bound for order-events: store.OutboxRows.EarliestPending), with
 	// openStatus first so that SQLite reads outbox_open_by_aggregate (its
 	// partial condition).
 	blockingRow = openStatus + ` AND (status = '` + pending + `' OR destination = '` + outbox.DestOrderEvents + `')`

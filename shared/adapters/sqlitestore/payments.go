@@ -19,7 +19,7 @@ const (
 	FROM payments WHERE status = ?`
 )
 
-// InsertPayment implements store.Payments; Conflict if the id exists (a
+// InsertPayment implements store.PaymentRows; Conflict if the id exists (a
 // saga's charge or refund is recorded once).
 func (t *tx) InsertPayment(ctx context.Context, e payment.Entry) error {
 	return t.insert(ctx, "payment "+quoted(e.ID), sqlInsertPayment,
@@ -27,7 +27,7 @@ func (t *tx) InsertPayment(ctx context.Context, e payment.Entry) error {
 		e.ProviderRef, note(e.Reason), tm(e.CreatedAt))
 }
 
-// GetPayment implements store.Payments; NotFound if missing.
+// GetPayment implements store.PaymentRows; NotFound if missing.
 func (t *tx) GetPayment(ctx context.Context, id string) (payment.Entry, error) {
 	var (
 		e            payment.Entry
@@ -43,7 +43,7 @@ func (t *tx) GetPayment(ctx context.Context, id string) (payment.Entry, error) {
 	return e, nil
 }
 
-// PaymentTotals implements store.Payments: sums of succeeded charges and
+// PaymentTotals implements store.PaymentRows: sums of succeeded charges and
 // succeeded refunds, in minor units, over all currencies.
 func (t *tx) PaymentTotals(ctx context.Context) (charged, refunded int64, err error) {
 	err = t.queryRowContext(ctx, sqlPaymentTotals,

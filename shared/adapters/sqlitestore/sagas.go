@@ -40,7 +40,7 @@ const (
 // maxMicros is the largest storable time, used for "no upper bound".
 const maxMicros = int64(1<<63 - 1)
 
-// InsertSaga implements store.Sagas; Conflict if the id exists.
+// InsertSaga implements store.SagaRows; Conflict if the id exists.
 func (t *tx) InsertSaga(ctx context.Context, s saga.Instance) error {
 	data, err := toJSON(s.Data, "saga data")
 	if err != nil {
@@ -52,7 +52,7 @@ func (t *tx) InsertSaga(ctx context.Context, s saga.Instance) error {
 		tm(s.FinishedAt), s.Version, bucket.Of(s.ID))
 }
 
-// GetSaga implements store.Sagas; NotFound if missing.
+// GetSaga implements store.SagaRows; NotFound if missing.
 func (t *tx) GetSaga(ctx context.Context, id string) (saga.Instance, error) {
 	s, err := scanSaga(t.queryRowContext(ctx, sqlGetSaga, id))
 	if err != nil {
@@ -61,7 +61,7 @@ func (t *tx) GetSaga(ctx context.Context, id string) (saga.Instance, error) {
 	return s, nil
 }
 
-// UpdateSaga implements store.Sagas: it stores s (with s.Version as given)
+// UpdateSaga implements store.SagaRows: it stores s (with s.Version as given)
 // if the stored version is expectedVersion; Conflict if not, NotFound if missing.
 func (t *tx) UpdateSaga(ctx context.Context, s saga.Instance, expectedVersion int64) error {
 	data, err := toJSON(s.Data, "saga data")
@@ -75,7 +75,7 @@ func (t *tx) UpdateSaga(ctx context.Context, s saga.Instance, expectedVersion in
 		sqlSagaExists, s.ID)
 }
 
-// ListSagasDue implements store.Sagas. limit <= 0 returns nothing.
+// ListSagasDue implements store.SagaRows. limit <= 0 returns nothing.
 func (t *tx) ListSagasDue(ctx context.Context, now time.Time, limit int) ([]saga.Instance, error) {
 	if limit <= 0 {
 		return nil, nil
@@ -85,7 +85,7 @@ func (t *tx) ListSagasDue(ctx context.Context, now time.Time, limit int) ([]saga
 		tm(now), tm(now), limit)
 }
 
-// ListSagasByState implements store.Sagas. limit <= 0 returns nothing.
+// ListSagasByState implements store.SagaRows. limit <= 0 returns nothing.
 func (t *tx) ListSagasByState(ctx context.Context, st saga.State, updatedBefore time.Time, limit int) ([]saga.Instance, error) {
 	if limit <= 0 {
 		return nil, nil
@@ -97,7 +97,7 @@ func (t *tx) ListSagasByState(ctx context.Context, st saga.State, updatedBefore 
 	return t.listSagas(ctx, "list sagas by state", sqlListSagasByState, string(st), before, limit)
 }
 
-// CountSagasUpdatedSince implements store.Sagas through the
+// CountSagasUpdatedSince implements store.SagaRows through the
 // (state, updated_at) index, LIMIT-bounded.
 func (t *tx) CountSagasUpdatedSince(ctx context.Context, st saga.State, since time.Time, limit int) (int, error) {
 	if limit <= 0 {
@@ -119,14 +119,14 @@ func (t *tx) listSagas(ctx context.Context, what, query string, args ...any) ([]
 	return out, err
 }
 
-// AppendSagaLog implements store.Sagas; Conflict if (saga, seq) exists.
+// AppendSagaLog implements store.SagaRows; Conflict if (saga, seq) exists.
 func (t *tx) AppendSagaLog(ctx context.Context, e saga.LogEntry) error {
 	return t.insert(ctx, "saga log entry", sqlAppendSagaLog,
 		e.SagaID, e.Seq, e.Step, string(e.Direction), string(e.Outcome), e.Attempt, note(e.Error),
 		string(e.StateAfter), e.DurationMS, tm(e.At), e.MessageID)
 }
 
-// ListSagaLog implements store.Sagas: the log in seq order (empty, not
+// ListSagaLog implements store.SagaRows: the log in seq order (empty, not
 // NotFound, for an unknown saga).
 func (t *tx) ListSagaLog(ctx context.Context, sagaID string) ([]saga.LogEntry, error) {
 	var out []saga.LogEntry

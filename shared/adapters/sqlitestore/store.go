@@ -65,6 +65,10 @@ type Config struct {
 	// (readOnly=true) call, not once per retry. Tests use it to count the
 	// transactions a use case spends.
 	OnTx func(readOnly bool)
+	// OnCheckpoint, if set, is called after every background WAL
+	// checkpoint (checkpoint.go) with the outcome SQLite reported: busy,
+	// the frames in the log and the frames checkpointed.
+	OnCheckpoint func(busy, logFrames, checkpointed int, err error)
 }
 
 // Options is the former name of Config.
@@ -102,10 +106,6 @@ type Store struct {
 	// w groups concurrent write transactions (group.go).
 	w *writer
 }
-
-// checkpointHook, if set before Open, is called after every background
-// checkpoint (tests).
-var checkpointHook func(busy, logFrames, checkpointed int, err error)
 
 func (s *Store) cacheFor(db *sql.DB) *stmtCache {
 	if db == s.rw {
@@ -157,7 +157,7 @@ func Open(ctx context.Context, path string, cfg Config) (*Store, error) {
 		return nil, err
 	}
 	return &Store{rw: rw, ro: ro, cfg: cfg, rwStmts: newStmtCache(rw), roStmts: newStmtCache(ro),
-		ckpt: startCheckpointer(ck, checkpointHook), w: &writer{db: rw}}, nil
+		ckpt: startCheckpointer(ck, cfg.OnCheckpoint), w: &writer{db: rw}}, nil
 }
 
 func openPool(path string, maxConns int, txlock string, pragmas ...string) (*sql.DB, error) {

@@ -49,13 +49,13 @@ ORDER BY id DESC LIMIT $limit;
 SELECT * FROM $dated UNION ALL SELECT * FROM $undated;`
 )
 
-// InsertAudit implements store.DeadLetters; Conflict if the id exists.
+// InsertAudit implements store.DeadLetterRows; Conflict if the id exists.
 func (t *tx) InsertAudit(ctx context.Context, a dlq.AuditRecord) error {
 	return t.insert(ctx, rowKey("audit", a.ID), "audit record "+quoted(a.ID), 0, yqlAuditExists, idParam(a.ID),
 		yqlInsertAudit, auditParams(a))
 }
 
-// ListAudit implements store.DeadLetters: newest At first (ties by ID
+// ListAudit implements store.DeadLetterRows: newest At first (ties by ID
 // descending). limit <= 0 returns nothing.
 func (t *tx) ListAudit(ctx context.Context, limit int) ([]dlq.AuditRecord, error) {
 	if limit <= 0 {

@@ -91,13 +91,13 @@ const (
 	maxPageLimit     = 1000
 )
 
-// InsertDeadLetter implements store.DeadLetters; Conflict if the id exists.
+// InsertDeadLetter implements store.DeadLetterRows; Conflict if the id exists.
 func (t *tx) InsertDeadLetter(ctx context.Context, d dlq.DeadLetter) error {
 	return t.insert(ctx, rowKey("dead_letters", d.ID), "dead letter "+quoted(d.ID), d.Version, yqlDeadLetterVersion, idParam(d.ID),
 		yqlInsertDeadLetter, deadLetterParams(d))
 }
 
-// GetDeadLetter implements store.DeadLetters; NotFound if missing.
+// GetDeadLetter implements store.DeadLetterRows; NotFound if missing.
 func (t *tx) GetDeadLetter(ctx context.Context, id string) (dlq.DeadLetter, error) {
 	var d dlq.DeadLetter
 	err := t.get(ctx, "dead letter "+quoted(id), yqlGetDeadLetter, idParam(id), func(r query.Row) (err error) {
@@ -108,7 +108,7 @@ func (t *tx) GetDeadLetter(ctx context.Context, id string) (dlq.DeadLetter, erro
 	return d, err
 }
 
-// FindDeadLetter implements store.DeadLetters: the newest (by CreatedAt, then
+// FindDeadLetter implements store.DeadLetterRows: the newest (by CreatedAt, then
 // ID) entry with this source and ref; NotFound if none.
 func (t *tx) FindDeadLetter(ctx context.Context, src dlq.Source, ref string) (dlq.DeadLetter, error) {
 	what := "dead letter for " + string(src) + " " + quoted(ref)
@@ -146,7 +146,7 @@ func newerDeadLetter(a, b dlq.DeadLetter) bool {
 	return a.ID > b.ID
 }
 
-// UpdateDeadLetter implements store.DeadLetters: it stores d (with d.Version
+// UpdateDeadLetter implements store.DeadLetterRows: it stores d (with d.Version
 // as given) if the stored version is expectedVersion; Conflict if not,
 // NotFound if missing.
 func (t *tx) UpdateDeadLetter(ctx context.Context, d dlq.DeadLetter, expectedVersion int64) error {
@@ -154,13 +154,13 @@ func (t *tx) UpdateDeadLetter(ctx context.Context, d dlq.DeadLetter, expectedVer
 		yqlDeadLetterVersion, idParam(d.ID), yqlUpsertDeadLetter, deadLetterParams(d))
 }
 
-// DeleteDeadLetter implements store.DeadLetters; deleting a missing entry is
+// DeleteDeadLetter implements store.DeadLetterRows; deleting a missing entry is
 // not an error.
 func (t *tx) DeleteDeadLetter(ctx context.Context, id string) error {
 	return t.exec(ctx, "delete dead letter", yqlDeleteDeadLetter, idParam(id))
 }
 
-// ListDeadLetters implements store.DeadLetters with keyset pagination on
+// ListDeadLetters implements store.DeadLetterRows with keyset pagination on
 // (last_failed_at desc, id desc), a zero LastFailedAt last. p.Limit <= 0
 // means 50, and it is capped at 1000. The cursor is opaque (the same format
 // as sqlitestore's); a malformed cursor is Invalid. The query is the one

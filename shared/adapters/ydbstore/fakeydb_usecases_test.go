@@ -17,7 +17,6 @@ import (
 	"ordersaga/shared/domain/order"
 	"ordersaga/shared/domain/outbox"
 	"ordersaga/shared/domain/queue"
-	"ordersaga/shared/domain/saga"
 	"ordersaga/shared/domain/store"
 	"ordersaga/shared/kit/config"
 	"ordersaga/shared/transport/identity"
@@ -131,7 +130,7 @@ func runConfirmedOrder(t *testing.T) []rpcCount {
 	a, f, cfg, q, st := fakeApp(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if _, err := a.Stock.SetAvailable(ctx, "bench", "sku-1", 1_000_000); err != nil {
+	if _, err := a.Commands.Stock.SetAvailable(ctx, "bench", "sku-1", 1_000_000); err != nil {
 		t.Fatal(err)
 	}
 	f.Take()
@@ -142,7 +141,7 @@ func runConfirmedOrder(t *testing.T) []rpcCount {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Orders.Create(ctx, orders.CreateCommand{Caller: identity.Identity{Subject: "dev-user", Role: identity.RoleUser},
+	if _, err := a.Commands.Orders.Create(ctx, orders.CreateCommand{Caller: identity.Identity{Subject: "dev-user", Role: identity.RoleUser},
 		Key: "k-1", Request: req}); err != nil {
 		t.Fatalf("new order: %v", err)
 	}
@@ -151,12 +150,24 @@ func runConfirmedOrder(t *testing.T) []rpcCount {
 	// A message may run several steps (step chaining); its RPCs are cut
 	// after each save (the committing query that appends saga-log lines:
 	// one per step it saves, several when steps are saved together), named
-	// by the steps the Fault hook saw start (it fails none); what follows
+	// by the steps a fault injected into the step table saw start (it
+	// fails none); what follows
 	// the last save (the fast-path publish) goes to the last steps.
 	var stepNames []string
-	a.Advancer.Fault = func(step string, dir saga.Direction) error {
-		stepNames = append(stepNames, fmt.Sprintf("saga step %s (%s)", step, dir))
+	naming := true
+	advCfg := a.Commands.Advancer.Config()
+	advCfg.Steps = orchestrator.InjectFaults(advCfg.Steps, orchestrator.Faults{Fail: func(_ context.Context, at orchestrator.FaultPoint) error {
+		step, dir := at.Step, at.Dir
+		// An action inside a save transaction is asked again when the
+		// transaction runs again; a step is named once.
+		name := fmt.Sprintf("saga step %s (%s)", step, dir)
+		if naming && (len(stepNames) == 0 || stepNames[len(stepNames)-1] != name) {
+			stepNames = append(stepNames, name)
+		}
 		return nil
+	}})
+	if a.Commands.Advancer, err = orchestrator.NewAdvancer(advCfg); err != nil {
+		t.Fatal(err)
 	}
 	group := func(n int) string {
 		n = min(n, len(stepNames))
@@ -171,14 +182,14 @@ func runConfirmedOrder(t *testing.T) []rpcCount {
 			t.Fatalf("saga message: %v (%d messages), state %q", err, len(msgs), state)
 		}
 		m := msgs[0]
-		res, err := a.Advancer.Handle(ctx, orchestrator.Message{EventID: m.Attributes[outbox.AttrEventID],
+		res, err := a.Commands.Advancer.Handle(ctx, orchestrator.Message{EventID: m.Attributes[outbox.AttrEventID],
 			Body: []byte(m.Body), Attributes: m.Attributes, ReceiveCount: m.ReceiveCount})
 		if err != nil {
 			t.Fatalf("saga message: %v", err)
 		}
 		rpcs := f.Take()
 		ops = append(ops, countRPCs(fmt.Sprintf("saga message (%d steps)", len(stepNames)), rpcs))
-		a.Advancer.Fault = nil
+		naming = false
 		var cut []ydbstore.FakeRPC
 		for _, r := range rpcs {
 			cut = append(cut, r)
@@ -218,17 +229,17 @@ func runConfirmedOrder(t *testing.T) []rpcCount {
 	}
 	f.Take()
 	f.AnswerOutboxDue()
-	if n, err := a.Relay.RunOnce(ctx, &relay.Report{}); err != nil || n != 10 {
+	if n, err := a.Commands.Relay.RunOnce(ctx, &relay.Report{}); err != nil || n != 10 {
 		t.Fatalf("relay: %d events, %v", n, err)
 	}
 	take("relayed batch of 10")
 	f.Answer = nil
-	if n, err := a.Relay.RunOnce(ctx, &relay.Report{}); err != nil || n != 0 {
+	if n, err := a.Commands.Relay.RunOnce(ctx, &relay.Report{}); err != nil || n != 0 {
 		t.Fatalf("idle relay: %d events, %v", n, err)
 	}
 	take("relay run with nothing due")
 	// What handlers.SagaRecovery does with the store on an idle database.
-	if _, err := a.Recovery.Run(ctx); err != nil {
+	if _, err := a.Commands.Recovery.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
 	err = st.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
@@ -238,7 +249,7 @@ func runConfirmedOrder(t *testing.T) []rpcCount {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Redrive.ResolveFinished(ctx, 100); err != nil {
+	if _, err := a.Commands.Redrive.ResolveFinished(ctx, 100); err != nil {
 		t.Fatal(err)
 	}
 	take("idle recovery run")

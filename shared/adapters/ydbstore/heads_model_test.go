@@ -318,6 +318,19 @@ func blockedModel(t *testing.T, t0 time.Time) (*modelConn, map[string]bool) {
 	return c, claimable
 }
 
+// sentTo is acceptAll recording the ids of the messages it accepted.
+type sentTo struct {
+	acceptAll
+	ids *[]string
+}
+
+func (s sentTo) SendBatch(ctx context.Context, url string, msgs []queue.OutMessage) ([]queue.SendResult, error) {
+	for _, m := range msgs {
+		*s.ids = append(*s.ids, m.ID)
+	}
+	return s.acceptAll.SendBatch(ctx, url, msgs)
+}
+
 // The YDB adapter's claim, driven by the relay, with 10 000 orders held
 // back: the due list's branches read only heads (and the NULL prefix of
 // rows written before heads), each branch at most LIMIT rows, and the
@@ -326,15 +339,9 @@ func TestYDBClaimPassesTenThousandBlockedAggregates(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	c, claimable := blockedModel(t, t0)
 	var sent []string
-	r, err := relay.New(relay.Config{Store: modelStore{c}, Queue: acceptAll{}, Shards: 1, BatchSize: 100,
+	r, err := relay.New(relay.Config{Store: modelStore{c}, Queue: sentTo{ids: &sent}, Shards: 1, BatchSize: 100,
 		Log:  slog.New(slog.NewTextHandler(io.Discard, nil)),
-		URLs: map[string]string{outbox.DestOrderEvents: "events"}, Now: func() time.Time { return c.now },
-		Hooks: relay.Hooks{AfterSend: func(evs []outbox.Event) error {
-			for _, e := range evs {
-				sent = append(sent, e.ID)
-			}
-			return nil
-		}}})
+		URLs: map[string]string{outbox.DestOrderEvents: "events"}, Now: func() time.Time { return c.now }})
 	if err != nil {
 		t.Fatal(err)
 	}

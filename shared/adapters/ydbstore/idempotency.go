@@ -83,14 +83,14 @@ DECLARE $limit AS Uint64;
 		"ORDER BY locked_until, scope, idem_key LIMIT $limit",
 })
 
-// InsertIdempotencyKey implements store.Idempotency; Conflict if the key
+// InsertIdempotencyKey implements store.IdempotencyRows; Conflict if the key
 // exists (even if expired and not yet deleted by the TTL).
 func (t *tx) InsertIdempotencyKey(ctx context.Context, r idempotency.Record) error {
 	return t.insert(ctx, rowKey("idempotency_keys", r.Scope, r.Key), "idempotency key "+quoted(r.Key), 0, yqlGetIdem, idemKeyParams(r.Scope, r.Key),
 		yqlInsertIdem, idemParams(r))
 }
 
-// GetIdempotencyKey implements store.Idempotency; NotFound if missing.
+// GetIdempotencyKey implements store.IdempotencyRows; NotFound if missing.
 // An expired key may still be returned until the TTL deletes it.
 func (t *tx) GetIdempotencyKey(ctx context.Context, scope, key string) (idempotency.Record, error) {
 	var rec idempotency.Record
@@ -103,7 +103,7 @@ func (t *tx) GetIdempotencyKey(ctx context.Context, scope, key string) (idempote
 	return rec, err
 }
 
-// ReplaceIdempotencyKey implements store.Idempotency: it overwrites the key
+// ReplaceIdempotencyKey implements store.IdempotencyRows: it overwrites the key
 // only if its stored fingerprint, status and expiry are prev's; Conflict
 // otherwise, including when the key no longer exists. Invalid if r and prev
 // name different keys.
@@ -128,12 +128,12 @@ func (t *tx) ReplaceIdempotencyKey(ctx context.Context, r, prev idempotency.Reco
 	return t.exec(ctx, "replace "+what, yqlUpsertIdem, idemParams(r))
 }
 
-// DeleteIdempotencyKey implements store.Idempotency; a missing key is not an error.
+// DeleteIdempotencyKey implements store.IdempotencyRows; a missing key is not an error.
 func (t *tx) DeleteIdempotencyKey(ctx context.Context, scope, key string) error {
 	return t.exec(ctx, "delete idempotency key", yqlDeleteIdem, idemKeyParams(scope, key))
 }
 
-// ListStaleIdempotencyKeys implements store.Idempotency: keys in progress
+// ListStaleIdempotencyKeys implements store.IdempotencyRows: keys in progress
 // with a lock lapsed at now, earliest expiry first (a zero expiry first of
 // all), then by scope and key. Keys that are only expired are left to the
 // table's TTL (schema/ydb/0002_idempotency_keys.sql; storetest

@@ -22,14 +22,14 @@ INSERT INTO inbox (` + "`consumer`" + `, message_id, processed_at, expires_at)
 VALUES ($col_consumer, $message_id, $processed_at, $expires_at);`
 )
 
-// InsertInbox implements store.Inbox; Conflict if consumer already recorded messageID.
+// InsertInbox implements store.InboxRows; Conflict if consumer already recorded messageID.
 func (t *tx) InsertInbox(ctx context.Context, consumer, messageID string, at, expiresAt time.Time) error {
 	key := newParams().text("$col_consumer", consumer).text("$message_id", messageID)
 	return t.insert(ctx, rowKey("inbox", consumer, messageID), "inbox entry "+quoted(consumer+"/"+messageID), 0, yqlInboxExists, key,
 		yqlInsertInbox, inboxParams(consumer, messageID, at, expiresAt))
 }
 
-// DeleteExpiredInbox implements store.Inbox. On YDB the table's TTL on
+// DeleteExpiredInbox implements store.InboxRows. On YDB the table's TTL on
 // expires_at (schema/ydb/0005_inbox.sql) deletes expired entries in the
 // background, so this deletes nothing and returns 0 (storetest
 // Features.ExpiryByTTL): the expires_at index it would need was dropped by

@@ -115,7 +115,7 @@ UPSERT INTO reservations (` + reservationColumns + `)
 VALUES ` + reservationValues + `;`
 )
 
-// GetStock implements store.Inventory; NotFound if the SKU has no row.
+// GetStock implements store.StockRows; NotFound if the SKU has no row.
 func (t *tx) GetStock(ctx context.Context, sku string) (inventory.Stock, error) {
 	var s inventory.Stock
 	err := t.get(ctx, "stock of "+quoted(sku), yqlGetStock, skuParam(sku), func(r query.Row) (err error) {
@@ -126,7 +126,7 @@ func (t *tx) GetStock(ctx context.Context, sku string) (inventory.Stock, error) 
 	return s, err
 }
 
-// PutStock implements store.Inventory. expectedVersion 0 inserts (Conflict if
+// PutStock implements store.StockRows. expectedVersion 0 inserts (Conflict if
 // the SKU exists); otherwise it overwrites the row (storing s.Version as
 // given) if its version is expectedVersion: Conflict if not, NotFound if the
 // SKU has no row.
@@ -139,7 +139,7 @@ func (t *tx) PutStock(ctx context.Context, s inventory.Stock, expectedVersion in
 		yqlUpsertStock, stockParams(s))
 }
 
-// ListStock implements store.Inventory: every SKU, ordered by SKU.
+// ListStock implements store.StockRows: every SKU, ordered by SKU.
 func (t *tx) ListStock(ctx context.Context) ([]inventory.Stock, error) {
 	var out []inventory.Stock
 	err := t.rows(ctx, "list stock", yqlListStock, newParams(), func(r query.Row) error {
@@ -150,7 +150,7 @@ func (t *tx) ListStock(ctx context.Context) ([]inventory.Stock, error) {
 	return out, err
 }
 
-// GetStockShard implements store.Inventory; NotFound if the sub-row is missing.
+// GetStockShard implements store.StockRows; NotFound if the sub-row is missing.
 func (t *tx) GetStockShard(ctx context.Context, sku string, shard int64) (inventory.Shard, error) {
 	var s inventory.Shard
 	err := t.get(ctx, shardWhat(sku, shard), yqlGetShard, shardParam(sku, shard), func(r query.Row) (err error) {
@@ -161,7 +161,7 @@ func (t *tx) GetStockShard(ctx context.Context, sku string, shard int64) (invent
 	return s, err
 }
 
-// PutStockShard implements store.Inventory, as PutStock does for a sub-row.
+// PutStockShard implements store.StockRows, as PutStock does for a sub-row.
 func (t *tx) PutStockShard(ctx context.Context, s inventory.Shard, expectedVersion int64) error {
 	key, what := shardKey(s.SKU, s.Shard), shardWhat(s.SKU, s.Shard)
 	if expectedVersion == 0 {
@@ -171,7 +171,7 @@ func (t *tx) PutStockShard(ctx context.Context, s inventory.Shard, expectedVersi
 		yqlUpsertShard, shardParams(s))
 }
 
-// ListStockShards implements store.Inventory: one SKU's sub-rows by shard.
+// ListStockShards implements store.StockRows: one SKU's sub-rows by shard.
 func (t *tx) ListStockShards(ctx context.Context, sku string) ([]inventory.Shard, error) {
 	var out []inventory.Shard
 	err := t.rows(ctx, "list sub-rows of "+quoted(sku), yqlListShards, skuParam(sku), func(r query.Row) error {
@@ -234,7 +234,7 @@ func deref(p *int64) int64 {
 	return *p
 }
 
-// GetReservation implements store.Inventory; NotFound if missing.
+// GetReservation implements store.StockRows; NotFound if missing.
 func (t *tx) GetReservation(ctx context.Context, id string) (inventory.Reservation, error) {
 	var res inventory.Reservation
 	err := t.get(ctx, "reservation "+quoted(id), yqlGetReservation, idParam(id), func(r query.Row) (err error) {
@@ -245,13 +245,13 @@ func (t *tx) GetReservation(ctx context.Context, id string) (inventory.Reservati
 	return res, err
 }
 
-// InsertReservation implements store.Inventory; Conflict if the id exists.
+// InsertReservation implements store.StockRows; Conflict if the id exists.
 func (t *tx) InsertReservation(ctx context.Context, r inventory.Reservation) error {
 	return t.insert(ctx, rowKey("reservations", r.ID), "reservation "+quoted(r.ID), r.Version, yqlReservationVersion, idParam(r.ID),
 		yqlInsertReservation, reservationParams(r))
 }
 
-// UpdateReservation implements store.Inventory: it stores r (with r.Version
+// UpdateReservation implements store.StockRows: it stores r (with r.Version
 // as given) if the stored version is expectedVersion; Conflict if not,
 // NotFound if missing.
 func (t *tx) UpdateReservation(ctx context.Context, r inventory.Reservation, expectedVersion int64) error {

@@ -103,7 +103,7 @@ func orderByCustomerBranch(cond, order string) string {
 		"ORDER BY " + order + " LIMIT $limit"
 }
 
-// ListOrdersByCustomer implements store.Orders: every branch's newest
+// ListOrdersByCustomer implements store.OrderRows: every branch's newest
 // limit orders, merged newest first (the zero time last, ties by larger
 // id), the first limit kept. limit <= 0 returns nothing.
 func (t *tx) ListOrdersByCustomer(ctx context.Context, customerID string, after store.OrderCursor, limit int) ([]order.Order, error) {
@@ -136,12 +136,12 @@ func (t *tx) ListOrdersByCustomer(ctx context.Context, customerID string, after 
 	return out[:min(len(out), limit)], nil
 }
 
-// InsertOrder implements store.Orders; Conflict if the id exists.
+// InsertOrder implements store.OrderRows; Conflict if the id exists.
 func (t *tx) InsertOrder(ctx context.Context, o order.Order) error {
 	return t.insert(ctx, rowKey("orders", o.ID), "order "+quoted(o.ID), o.Version, yqlOrderVersion, idParam(o.ID), yqlInsertOrder, orderParams(o))
 }
 
-// GetOrder implements store.Orders; NotFound if missing.
+// GetOrder implements store.OrderRows; NotFound if missing.
 func (t *tx) GetOrder(ctx context.Context, id string) (order.Order, error) {
 	var o order.Order
 	err := t.get(ctx, "order "+quoted(id), yqlGetOrder, idParam(id), func(r query.Row) (err error) {
@@ -152,7 +152,7 @@ func (t *tx) GetOrder(ctx context.Context, id string) (order.Order, error) {
 	return o, err
 }
 
-// UpdateOrder implements store.Orders: it stores o (including o.Version as
+// UpdateOrder implements store.OrderRows: it stores o (including o.Version as
 // given) if the stored version is expectedVersion; Conflict if not,
 // NotFound if the order does not exist.
 func (t *tx) UpdateOrder(ctx context.Context, o order.Order, expectedVersion int64) error {

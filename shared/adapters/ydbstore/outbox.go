@@ -86,7 +86,7 @@ DECLARE $id AS Utf8;
 SELECT version FROM outbox WHERE id = $id;`
 
 	// Every blocking row of the given aggregates — pending, or dead and
-	// bound for order-events (store.Outbox.EarliestPending) — two point
+	// bound for order-events (store.OutboxRows.EarliestPending) — two point
 	// prefixes of idx_aggregate; firstBlocking picks the first of each in
 	// Go by aggregate_seq (such rows per aggregate are few). The upsert of
 	// an update leaves aggregate_seq, bucket and head alone (UPSERT keeps
@@ -106,7 +106,7 @@ SELECT * FROM $pending_rows UNION ALL SELECT * FROM $dead_rows;`
 // maxInList bounds the ids bound into one List parameter.
 const maxInList = 500
 
-// InsertOutbox implements store.Outbox; Conflict if the id exists.
+// InsertOutbox implements store.OutboxRows; Conflict if the id exists.
 func (t *tx) InsertOutbox(ctx context.Context, e outbox.Event) error {
 	ps := outboxParams(e, t.cfg.OutboxRetention).int("$bucket", bucket.Of(e.ID)).
 		text("$blocking_pending", string(outbox.StatusPending)).text("$blocking_dead", string(outbox.StatusDead)).
@@ -115,7 +115,7 @@ func (t *tx) InsertOutbox(ctx context.Context, e outbox.Event) error {
 		yqlInsertOutbox, ps)
 }
 
-// GetOutbox implements store.Outbox; NotFound if missing.
+// GetOutbox implements store.OutboxRows; NotFound if missing.
 func (t *tx) GetOutbox(ctx context.Context, id string) (outbox.Event, error) {
 	var e outbox.Event
 	err := t.get(ctx, "outbox event "+quoted(id), yqlGetOutbox, idParam(id), func(r query.Row) (err error) {
@@ -126,7 +126,7 @@ func (t *tx) GetOutbox(ctx context.Context, id string) (outbox.Event, error) {
 	return e, err
 }
 
-// UpdateOutbox implements store.Outbox: it stores e (with e.Version as
+// UpdateOutbox implements store.OutboxRows: it stores e (with e.Version as
 // given) if the stored version is expectedVersion; Conflict if not, NotFound
 // if missing. A published row gets its TTL expiry (see outboxExpireAt).
 func (t *tx) UpdateOutbox(ctx context.Context, e outbox.Event, expectedVersion int64) error {
@@ -141,7 +141,7 @@ func (t *tx) UpdateOutbox(ctx context.Context, e outbox.Event, expectedVersion i
 	return t.promoteHeads(ctx, []string{e.AggregateID})
 }
 
-// ListOutboxDue implements store.Outbox. limit <= 0 returns nothing.
+// ListOutboxDue implements store.OutboxRows. limit <= 0 returns nothing.
 func (t *tx) ListOutboxDue(ctx context.Context, shard int, now time.Time, limit int) ([]outbox.Event, error) {
 	if limit <= 0 {
 		return nil, nil
@@ -174,7 +174,7 @@ func firstDue(es []outbox.Event, limit int) []outbox.Event {
 	return es[:min(len(es), limit)]
 }
 
-// EarliestPending implements store.Outbox (first by aggregate_seq, the
+// EarliestPending implements store.OutboxRows (first by aggregate_seq, the
 // order the rows were written in), querying at most maxInList
 // aggregates at a time. Aggregates without pending rows are absent.
 func (t *tx) EarliestPending(ctx context.Context, aggregateIDs []string) (map[string]string, error) {
@@ -233,8 +233,8 @@ func (t *tx) EarliestPending(ctx context.Context, aggregateIDs []string) (map[st
 // OutboxBacklogCap bounds the rows OutboxBacklog reads.
 const OutboxBacklogCap = 1000
 
-// OutboxBacklog implements store.Outbox: the pending count, capped at
-// OutboxBacklogCap (store.Outbox allows it), and the CreatedAt of the
+// OutboxBacklog implements store.OutboxRows: the pending count, capped at
+// OutboxBacklogCap (store.OutboxRows allows it), and the CreatedAt of the
 // oldest of the rows counted (zero when none is pending). Each bucket's
 // branch reads at most OutboxBacklogCap rows (qOutboxBacklog).
 func (t *tx) OutboxBacklog(ctx context.Context) (int, time.Time, error) {
@@ -255,7 +255,7 @@ func (t *tx) OutboxBacklog(ctx context.Context) (int, time.Time, error) {
 	return n, fromTS(oldest), nil
 }
 
-// DeletePublishedOutbox implements store.Outbox. On YDB the table's TTL
+// DeletePublishedOutbox implements store.OutboxRows. On YDB the table's TTL
 // (expire_at = published_at + Config.OutboxRetention,
 // schema/ydb/0004_outbox.sql) deletes published rows in the background, so
 // this deletes nothing and returns 0 (storetest Features.ExpiryByTTL):

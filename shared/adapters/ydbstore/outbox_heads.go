@@ -19,7 +19,7 @@ import (
 // backing-off or leased first row are outside its key ranges. The
 // invariant the writes keep, in the transaction that writes the outbox:
 // the first blocking row (pending, or dead and bound for order-events:
-// store.Outbox.EarliestPending; first by aggregate_seq) of every aggregate
+// store.OutboxRows.EarliestPending; first by aggregate_seq) of every aggregate
 // has head = true. A head = true row that is not first is harmless: the
 // relay checks EarliestPending before it claims and demotes such a row
 // (DemoteOutbox).

@@ -48,14 +48,14 @@ WHERE status = $succeeded
 GROUP BY kind;`
 )
 
-// InsertPayment implements store.Payments; Conflict if the id exists (a
+// InsertPayment implements store.PaymentRows; Conflict if the id exists (a
 // saga's charge or refund is recorded once).
 func (t *tx) InsertPayment(ctx context.Context, e payment.Entry) error {
 	return t.insert(ctx, rowKey("payments", e.ID), "payment "+quoted(e.ID), 0, yqlPaymentExists, idParam(e.ID),
 		yqlInsertPayment, paymentParams(e))
 }
 
-// GetPayment implements store.Payments; NotFound if missing.
+// GetPayment implements store.PaymentRows; NotFound if missing.
 func (t *tx) GetPayment(ctx context.Context, id string) (payment.Entry, error) {
 	var e payment.Entry
 	err := t.get(ctx, "payment "+quoted(id), yqlGetPayment, idParam(id), func(r query.Row) error {
@@ -83,7 +83,7 @@ func (t *tx) GetPayment(ctx context.Context, id string) (payment.Entry, error) {
 	return e, err
 }
 
-// PaymentTotals implements store.Payments: sums of succeeded charges and
+// PaymentTotals implements store.PaymentRows: sums of succeeded charges and
 // succeeded refunds, in minor units, over all currencies.
 func (t *tx) PaymentTotals(ctx context.Context) (charged, refunded int64, err error) {
 	err = t.rows(ctx, "payment totals", yqlPaymentTotals,

@@ -168,12 +168,12 @@ func sagaByStateBranches(dated string) []string {
 	}
 }
 
-// InsertSaga implements store.Sagas; Conflict if the id exists.
+// InsertSaga implements store.SagaRows; Conflict if the id exists.
 func (t *tx) InsertSaga(ctx context.Context, s saga.Instance) error {
 	return t.insert(ctx, rowKey("sagas", s.ID), "saga "+quoted(s.ID), s.Version, yqlSagaVersion, idParam(s.ID), yqlInsertSaga, sagaParams(s))
 }
 
-// GetSaga implements store.Sagas; NotFound if missing.
+// GetSaga implements store.SagaRows; NotFound if missing.
 func (t *tx) GetSaga(ctx context.Context, id string) (saga.Instance, error) {
 	var s saga.Instance
 	err := t.get(ctx, "saga "+quoted(id), yqlGetSaga, idParam(id), func(r query.Row) (err error) {
@@ -184,14 +184,14 @@ func (t *tx) GetSaga(ctx context.Context, id string) (saga.Instance, error) {
 	return s, err
 }
 
-// UpdateSaga implements store.Sagas: it stores s (with s.Version as given)
+// UpdateSaga implements store.SagaRows: it stores s (with s.Version as given)
 // if the stored version is expectedVersion; Conflict if not, NotFound if missing.
 func (t *tx) UpdateSaga(ctx context.Context, s saga.Instance, expectedVersion int64) error {
 	return t.updateVersioned(ctx, rowKey("sagas", s.ID), "saga "+quoted(s.ID), expectedVersion, s.Version,
 		yqlSagaVersion, idParam(s.ID), yqlUpsertSaga, sagaParams(s))
 }
 
-// ListSagasDue implements store.Sagas. limit <= 0 returns nothing.
+// ListSagasDue implements store.SagaRows. limit <= 0 returns nothing.
 func (t *tx) ListSagasDue(ctx context.Context, now time.Time, limit int) ([]saga.Instance, error) {
 	if limit <= 0 {
 		return nil, nil
@@ -206,7 +206,7 @@ func (t *tx) ListSagasDue(ctx context.Context, now time.Time, limit int) ([]saga
 	return out[:min(len(out), limit)], err
 }
 
-// ListSagasByState implements store.Sagas. limit <= 0 returns nothing.
+// ListSagasByState implements store.SagaRows. limit <= 0 returns nothing.
 func (t *tx) ListSagasByState(ctx context.Context, st saga.State, updatedBefore time.Time, limit int) ([]saga.Instance, error) {
 	if limit <= 0 {
 		return nil, nil
@@ -226,7 +226,7 @@ func (t *tx) ListSagasByState(ctx context.Context, st saga.State, updatedBefore 
 	return out[:min(len(out), limit)], err
 }
 
-// CountSagasUpdatedSince implements store.Sagas: every bucket's newest
+// CountSagasUpdatedSince implements store.SagaRows: every bucket's newest
 // limit index entries at most, the total capped at limit.
 func (t *tx) CountSagasUpdatedSince(ctx context.Context, st saga.State, since time.Time, limit int) (int, error) {
 	if limit <= 0 {
@@ -249,13 +249,13 @@ func (t *tx) listSagas(ctx context.Context, what, yql string, ps *paramList) ([]
 	return out, err
 }
 
-// AppendSagaLog implements store.Sagas; Conflict if (saga, seq) exists.
+// AppendSagaLog implements store.SagaRows; Conflict if (saga, seq) exists.
 func (t *tx) AppendSagaLog(ctx context.Context, e saga.LogEntry) error {
 	return t.insert(ctx, rowKey("saga_log", e.SagaID, strconv.Itoa(e.Seq)), "saga log entry", 0, yqlSagaLogExists,
 		newParams().text("$saga_id", e.SagaID).int("$seq", int64(e.Seq)), yqlAppendSagaLog, sagaLogParams(e))
 }
 
-// ListSagaLog implements store.Sagas: the log in seq order (empty, not
+// ListSagaLog implements store.SagaRows: the log in seq order (empty, not
 // NotFound, for an unknown saga).
 func (t *tx) ListSagaLog(ctx context.Context, sagaID string) ([]saga.LogEntry, error) {
 	var out []saga.LogEntry

@@ -28,17 +28,6 @@ const InboxConsumer = "sagaadvancer"
 type Advancer struct {
 	c   AdvancerConfig
 	out outboxwrite.Writer
-
-	// Fault is a test hook: when it returns an error, the step or
-	// compensation fails with it instead of running.
-	Fault func(step string, dir saga.Direction) error
-	// AfterStep is a test hook called after a step's external effect and
-	// before the saga is saved: an error simulates a crash (Handle returns
-	// it at once; a lease taken stays taken until it expires). For a step
-	// that runs inside its save transaction and is its message's first,
-	// it is called before that transaction, for the step the command
-	// names.
-	AfterStep func(step string, dir saga.Direction) error
 }
 
 // AdvancerConfig configures an Advancer. Store, Inventory and Payments are
@@ -91,8 +80,8 @@ type AdvancerConfig struct {
 	Log   *slog.Logger
 	Hooks Hooks
 	// MaxChainSteps bounds the steps one delivered message runs in place
-	// (step chaining, see Handle; default DefaultMaxChainSteps; negative:
-	// one step per message, no chaining).
+	// (step chaining, see Handle; default DefaultMaxChainSteps; 1: one
+	// step per message, no chaining).
 	MaxChainSteps int
 	// ChainBudget bounds the time one message keeps running chained steps
 	// (default DefaultChainBudget); the context's deadline bounds it too.
@@ -147,7 +136,7 @@ func (c *AdvancerConfig) setDefaults() {
 		c.DispatchLease = 0 // nobody dispatches: the relay may take every row at once
 	}
 	setDuration(&c.DispatchTimeout, DefaultDispatchTimeout)
-	if c.Shards <= 0 {
+	if c.Shards == 0 {
 		c.Shards = DefaultShards
 	}
 	if c.Owner == "" {
@@ -156,33 +145,42 @@ func (c *AdvancerConfig) setDefaults() {
 	if len(c.Steps) == 0 {
 		c.Steps = CreateOrderSaga
 	}
-	if c.LoopLimit <= 0 {
+	if c.LoopLimit == 0 {
 		c.LoopLimit = dlq.DefaultLoopLimit
 	}
 	if c.Log == nil {
 		c.Log = slog.Default()
 	}
-	switch {
-	case c.MaxChainSteps < 0:
-		c.MaxChainSteps = 1
-	case c.MaxChainSteps == 0:
+	if c.MaxChainSteps == 0 {
 		c.MaxChainSteps = DefaultMaxChainSteps
 	}
 	setDuration(&c.ChainBudget, DefaultChainBudget)
 }
 
+// validate refuses a configuration without its ports, with a negative
+// setting, a backoff cap below its base, a lease that does not exceed the
+// longest step timeout (CheckLease), or a bad step table.
 func (c *AdvancerConfig) validate() error {
 	switch {
 	case c.Store == nil || c.Inventory == nil || c.Payments == nil:
 		return apperr.New(apperr.Invalid, "orchestrator: the advancer needs a Store, an Inventory and a Payments participant")
+	case c.Backoff.Base < 0 || c.Backoff.Cap < 0 || c.OutageBound < 0 || c.Lease < 0 || c.InboxTTL < 0 ||
+		c.DispatchLease < 0 || c.DispatchTimeout < 0 || c.ChainBudget < 0:
+		return apperr.New(apperr.Invalid, "orchestrator: advancer durations must not be negative")
+	case c.Shards < 0 || c.LoopLimit < 0 || c.MaxChainSteps < 0:
+		return apperr.New(apperr.Invalid, "orchestrator: advancer Shards, LoopLimit and MaxChainSteps must not be negative")
 	case c.Backoff.Cap < c.Backoff.Base:
 		return apperr.New(apperr.Invalid, "orchestrator: saga backoff cap %s is below its base %s", c.Backoff.Cap, c.Backoff.Base)
+	}
+	if err := CheckLease(c.Lease, c.Steps); err != nil {
+		return err
 	}
 	return c.Steps.validate()
 }
 
 // validate refuses a step table with a step or compensation that has no
-// action, or both kinds of action.
+// action, or both kinds of action, and a retry policy with no attempts, a
+// negative duration or a backoff cap below its base.
 func (s Steps) validate() error {
 	for _, st := range s {
 		for _, act := range []Action{st.Do, st.Undo} {
@@ -190,13 +188,23 @@ func (s Steps) validate() error {
 				return apperr.New(apperr.Invalid, "orchestrator: step %q needs exactly one action (Call or InTx) each way", st.Name)
 			}
 		}
+		rp := st.RetryPolicy
+		switch {
+		case rp.MaxAttempts < 1 || rp.MaxCompensationAttempts < 1:
+			return apperr.New(apperr.Invalid, "orchestrator: step %q needs at least one attempt each way (MaxAttempts %d, MaxCompensationAttempts %d)", st.Name, rp.MaxAttempts, rp.MaxCompensationAttempts)
+		case st.Timeout < 0 || rp.BackoffBase < 0 || rp.BackoffCap < 0 || rp.OutageBound < 0:
+			return apperr.New(apperr.Invalid, "orchestrator: step %q has a negative timeout, backoff or outage bound", st.Name)
+		case rp.BackoffBase > 0 && rp.BackoffCap > 0 && rp.BackoffCap < rp.BackoffBase:
+			return apperr.New(apperr.Invalid, "orchestrator: step %q backoff cap %s is below its base %s", st.Name, rp.BackoffCap, rp.BackoffBase)
+		}
 	}
 	return nil
 }
 
-// setDuration sets *d to def unless it is positive.
+// setDuration sets *d to def when it is zero (a negative one is left for
+// validate to refuse).
 func setDuration(d *time.Duration, def time.Duration) {
-	if *d <= 0 {
+	if *d == 0 {
 		*d = def
 	}
 }
@@ -273,7 +281,7 @@ func (a *Advancer) Handle(ctx context.Context, m Message) (Result, error) {
 		}
 		res, next, err = a.step(ctx, inst, known, m, consumed, carry)
 		if err != nil || next == nil {
-			if err != nil && consumed != nil && !errors.Is(err, errCrash) {
+			if err != nil && consumed != nil && !errors.Is(err, ErrCrash) {
 				// The delivered message was saved long ago; the row of the
 				// failed chained step is released to the relay.
 				a.c.Log.Warn("chained saga step failed; the relay resumes it", "saga_id", inst.ID, "error", err)
@@ -298,19 +306,24 @@ func (a *Advancer) ack(res Result, cmd saga.Command, m Message) Result {
 	return a.done(res)
 }
 
-// errCrash marks an AfterStep error (a simulated crash): the process is
-// gone, so nothing is released.
-var errCrash = errors.New("orchestrator: simulated crash")
+// ErrCrash marks an error that stands for the death of the process (a
+// crash a test or the chaos harness injects through a decorated step
+// table, see InjectFaults): an action's Effect.Err or an InTx action's
+// error wrapping it makes Handle return it at once, with nothing saved and
+// nothing released (a lease taken stays taken until it expires).
+var ErrCrash = errors.New("orchestrator: process crashed")
 
 // step runs and saves one step of inst (the saga as leased by this
 // advancer) for message m; see Handle.
 func (a *Advancer) step(ctx context.Context, inst saga.Instance, known Known, m Message, consumed *outbox.Event, carry func(int) bool) (Result, *chainNext, error) {
 	run := a.run(ctx, inst)
-	if err := a.afterStep(inst.ID, run); err != nil {
-		return Result{SagaID: inst.ID, Step: run.name, Direction: run.dir}, nil, err
+	if errors.Is(run.err, ErrCrash) {
+		return Result{SagaID: inst.ID, Step: run.name, Direction: run.dir}, nil, run.err
 	}
 	s, err := a.save(ctx, inst, known, run, m, consumed, carry)
 	switch {
+	case errors.Is(err, ErrCrash):
+		return s.res, nil, err
 	case errors.Is(err, errLostLease):
 		s.res.Status = StatusLostLease
 		a.c.Log.Warn("saga lease lost before save; another advancer owns the step", "saga_id", inst.ID, "step", run.name)
@@ -327,17 +340,6 @@ func (a *Advancer) step(ctx context.Context, inst saga.Instance, known Known, m 
 	return s.res, s.next, nil
 }
 
-// afterStep calls the AfterStep hook (a simulated crash: errCrash).
-func (a *Advancer) afterStep(sagaID string, run stepRun) error {
-	if a.AfterStep == nil {
-		return nil
-	}
-	if err := a.AfterStep(run.name, run.dir); err != nil {
-		return fmt.Errorf("%w: %w", errCrash, err)
-	}
-	return nil
-}
-
 // saved observes a committed step and dispatches the rows it wrote.
 func (a *Advancer) saved(ctx context.Context, s saved, m Message) {
 	for _, f := range s.folded {
@@ -350,8 +352,7 @@ func (a *Advancer) saved(ctx context.Context, s saved, m Message) {
 // inTxRun prepares the step cmd names when its action runs inside the save
 // transaction (create_order, reserve_inventory, confirm_order, cancel_order
 // and confirm_order's compensation): such a step has no effect outside the
-// store, so the Fault hook is its only part that runs before the
-// transaction. ok is false for a step that calls a participant (it takes
+// store, so nothing of it runs before the transaction. ok is false for a step that calls a participant (it takes
 // the lease first, see acquire) and for an impossible step.
 func (a *Advancer) inTxRun(ctx context.Context, cmd saga.Command) (stepRun, bool) {
 	steps := a.c.Steps
@@ -372,9 +373,6 @@ func (a *Advancer) inTxRun(ctx context.Context, cmd saga.Command) (stepRun, bool
 // token moved (stale) or the lease taken (busy). With carry the save takes
 // the lease for the next step (chaining), exactly as a leased step's save.
 func (a *Advancer) firstInTx(ctx context.Context, cmd saga.Command, run stepRun, m Message, carry func(int) bool) (Result, *chainNext, error) {
-	if err := a.afterStep(cmd.SagaID, run); err != nil {
-		return Result{SagaID: cmd.SagaID, Step: run.name, Direction: run.dir}, nil, err
-	}
 	now := a.now()
 	id := a.ids()
 	var s saved
@@ -428,11 +426,7 @@ func (a *Advancer) acquire(ctx context.Context, cmd saga.Command) (saga.Instance
 			return err
 		}
 		prev := cur.Version
-		cur.LeaseOwner, cur.LeaseUntil = a.c.Owner, now.Add(a.c.Lease)
-		if cur.State == saga.StatePending {
-			cur.State = saga.StateRunning
-		}
-		cur.UpdatedAt, cur.Version = now, prev+1
+		cur.Lease(a.c.Owner, now.Add(a.c.Lease), now)
 		inst = cur
 		return tx.UpdateSaga(ctx, cur, prev)
 	})
@@ -478,7 +472,7 @@ func (a *Advancer) releaseLease(ctx context.Context, inst saga.Instance, consume
 			return err
 		}
 		prev := cur.Version
-		cur.LeaseOwner, cur.LeaseUntil, cur.Version = "", time.Time{}, prev+1
+		cur.ReleaseLease()
 		if err := tx.UpdateSaga(ctx, cur, prev); err != nil {
 			return err
 		}

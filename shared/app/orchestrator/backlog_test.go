@@ -131,7 +131,7 @@ func TestRecoveryCountsConsumedRedrives(t *testing.T) {
 	e := newEnv(t, envOpts{stock: map[string]int64{"sku-1": 10}})
 	e.recWith(func(c *orchestrator.RecoveryConfig) { c.MaxRedrives = 3 })
 	e.tick()
-	e.adv.AfterStep = func(step string, _ saga.Direction) error {
+	e.afterStep = func(step string, _ saga.Direction) error {
 		if step == saga.StepProcessPayment {
 			return errCrash
 		}

@@ -69,7 +69,7 @@ func TestChainedCrashResumesThroughTheRealRelay(t *testing.T) {
 		orderIDs = append(orderIDs, o.ID)
 	}
 	crashed := false
-	e.adv.AfterStep = func(step string, _ saga.Direction) error {
+	e.afterStep = func(step string, _ saga.Direction) error {
 		if step == saga.StepProcessPayment && !crashed {
 			crashed = true
 			return errCrash
@@ -99,7 +99,7 @@ func TestChainedCrashResumesThroughTheRealRelay(t *testing.T) {
 	if !crashed {
 		t.Fatal("setup: no crash")
 	}
-	e.adv.AfterStep = nil
+	e.afterStep = nil
 	if e.unfinished() != 1 {
 		t.Fatalf("setup: %d unfinished, want the crashed one", e.unfinished())
 	}

@@ -55,7 +55,7 @@ func TestCrashedRunnerResumesWithinALease(t *testing.T) {
 	// process is killed before saving it. The rest of the batch is held
 	// invisible; two messages are still in the queue.
 	crashed := false
-	e.adv.AfterStep = func(step string, _ saga.Direction) error {
+	e.afterStep = func(step string, _ saga.Direction) error {
 		if step == saga.StepProcessPayment && !crashed {
 			crashed = true
 			return errCrash
@@ -67,7 +67,7 @@ func TestCrashedRunnerResumesWithinALease(t *testing.T) {
 	if _, err := e.adv.Handle(context.Background(), received[0].msg); err == nil || !crashed {
 		t.Fatal("setup: the first message of the batch should crash")
 	}
-	e.adv.AfterStep = nil
+	e.afterStep = nil
 	restart := e.clock.Now()
 
 	// After the restart: the queue delivers what it still has (due ones),

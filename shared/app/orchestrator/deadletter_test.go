@@ -30,7 +30,7 @@ func TestDeadLetterRecordsWhatTheSagaHolds(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t, envOpts{stock: map[string]int64{"sku-1": 10}})
-			e.adv.Fault = func(step string, dir saga.Direction) error {
+			e.fault = func(step string, dir saga.Direction) error {
 				switch {
 				case step == saga.StepConfirmOrder && dir == saga.Forward:
 					return apperr.New(apperr.Invalid, "confirmation refused (injected)")

@@ -7,6 +7,7 @@ import (
 
 	"ordersaga/shared/app/orchestrator"
 	"ordersaga/shared/domain/apperr"
+	"ordersaga/shared/domain/saga"
 	"ordersaga/shared/kit/config"
 	"ordersaga/shared/kit/resilience"
 )
@@ -78,18 +79,46 @@ func TestConstructorsRefuseBadConfig(t *testing.T) {
 	e := newEnv(t, envOpts{})
 	broken := append(orchestrator.Steps{}, orchestrator.CreateOrderSaga...)
 	broken[1].Do = orchestrator.Action{}
+	withPolicy := func(change func(*saga.RetryPolicy)) orchestrator.Steps {
+		s := append(orchestrator.Steps{}, orchestrator.CreateOrderSaga...)
+		change(&s[2].RetryPolicy)
+		return s
+	}
 	for name, cfg := range map[string]orchestrator.AdvancerConfig{
-		"no store":        {Inventory: e.stock, Payments: e.pay},
-		"no inventory":    {Store: e.store, Payments: e.pay},
-		"no payments":     {Store: e.store, Inventory: e.stock},
-		"cap below base":  {Store: e.store, Inventory: e.stock, Payments: e.pay, Backoff: resilience.Backoff{Base: time.Minute, Cap: time.Second}},
-		"step without do": {Store: e.store, Inventory: e.stock, Payments: e.pay, Steps: broken},
+		"step without attempts": {Store: e.store, Inventory: e.stock, Payments: e.pay,
+			Steps: withPolicy(func(p *saga.RetryPolicy) { p.MaxAttempts = 0 })},
+		"compensation without attempts": {Store: e.store, Inventory: e.stock, Payments: e.pay,
+			Steps: withPolicy(func(p *saga.RetryPolicy) { p.MaxCompensationAttempts = 0 })},
+		"negative step backoff": {Store: e.store, Inventory: e.stock, Payments: e.pay,
+			Steps: withPolicy(func(p *saga.RetryPolicy) { p.BackoffBase = -time.Second })},
+		"negative step outage bound": {Store: e.store, Inventory: e.stock, Payments: e.pay,
+			Steps: withPolicy(func(p *saga.RetryPolicy) { p.OutageBound = -time.Minute })},
+		"step cap below its base": {Store: e.store, Inventory: e.stock, Payments: e.pay,
+			Steps: withPolicy(func(p *saga.RetryPolicy) { p.BackoffBase, p.BackoffCap = time.Minute, time.Second })},
+		"no store":       {Inventory: e.stock, Payments: e.pay},
+		"no inventory":   {Store: e.store, Payments: e.pay},
+		"no payments":    {Store: e.store, Inventory: e.stock},
+		"cap below base": {Store: e.store, Inventory: e.stock, Payments: e.pay, Backoff: resilience.Backoff{Base: time.Minute, Cap: time.Second}},
+		"negative lease": {Store: e.store, Inventory: e.stock, Payments: e.pay, Lease: -time.Second},
+		"lease not above the longest step timeout": {Store: e.store, Inventory: e.stock, Payments: e.pay, Lease: 10 * time.Second},
+		"negative chain steps":                     {Store: e.store, Inventory: e.stock, Payments: e.pay, MaxChainSteps: -1},
+		"negative outage bound":                    {Store: e.store, Inventory: e.stock, Payments: e.pay, OutageBound: -time.Minute},
+		"negative dispatch timeout":                {Store: e.store, Inventory: e.stock, Payments: e.pay, DispatchTimeout: -time.Second},
+		"step without do":                          {Store: e.store, Inventory: e.stock, Payments: e.pay, Steps: broken},
 	} {
 		if _, err := orchestrator.NewAdvancer(cfg); !apperr.Is(err, apperr.Invalid) {
 			t.Errorf("%s: %v, want Invalid", name, err)
 		}
 	}
-	if _, err := orchestrator.NewRecovery(orchestrator.RecoveryConfig{}); !apperr.Is(err, apperr.Invalid) {
-		t.Errorf("recovery without a store: %v, want Invalid", err)
+	for name, cfg := range map[string]orchestrator.RecoveryConfig{
+		"no store":             {},
+		"negative stuck after": {Store: e.store, StuckAfter: -time.Second},
+		"negative max wait":    {Store: e.store, MaxWait: -time.Hour},
+		"negative batch":       {Store: e.store, BatchSize: -1},
+		"negative re-drives":   {Store: e.store, MaxRedrives: -1},
+	} {
+		if _, err := orchestrator.NewRecovery(cfg); !apperr.Is(err, apperr.Invalid) {
+			t.Errorf("recovery, %s: %v, want Invalid", name, err)
+		}
 	}
 }

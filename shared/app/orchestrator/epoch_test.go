@@ -24,10 +24,10 @@ import (
 func TestRedriveMakesEveryOlderMessageStale(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, envOpts{stock: map[string]int64{"sku-1": 10}})
-	e.advWith(func(c *orchestrator.AdvancerConfig) { c.MaxChainSteps = -1 }) // the per-message protocol: one step per delivered message
+	e.advWith(func(c *orchestrator.AdvancerConfig) { c.MaxChainSteps = 1 }) // the per-message protocol: one step per delivered message
 	refundFails := true
 	refunds := 0
-	e.adv.Fault = func(step string, dir saga.Direction) error {
+	e.fault = func(step string, dir saga.Direction) error {
 		switch {
 		case step == saga.StepProcessPayment:
 			return apperr.New(apperr.Invalid, "provider refused the request")

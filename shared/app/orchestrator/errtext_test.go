@@ -17,7 +17,7 @@ import (
 func TestErrorTextsAreCutOnCharacterBoundaries(t *testing.T) {
 	e := newEnv(t, envOpts{stock: map[string]int64{"sku-1": 10}})
 	long := "x" + strings.Repeat("é", 800) // the 1000-byte mark falls inside an é
-	e.adv.Fault = func(step string, _ saga.Direction) error {
+	e.fault = func(step string, _ saga.Direction) error {
 		if step == saga.StepReserveInventory {
 			return apperr.New(apperr.Transient, "%s", long)
 		}

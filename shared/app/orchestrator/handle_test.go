@@ -32,7 +32,7 @@ func TestHandleAcknowledgesWithoutWork(t *testing.T) {
 	})
 	t.Run("stale, finished, busy", func(t *testing.T) {
 		e := newEnv(t, envOpts{stock: map[string]int64{"sku-1": 5}})
-		e.advWith(func(c *orchestrator.AdvancerConfig) { c.MaxChainSteps = -1 }) // the per-message protocol: one step per delivered message
+		e.advWith(func(c *orchestrator.AdvancerConfig) { c.MaxChainSteps = 1 }) // the per-message protocol: one step per delivered message
 		_, sagaID := e.place(item("sku-1", 1, 10))
 		first := e.queue[0].msg
 		e.deliver(chaos{})
@@ -83,7 +83,7 @@ func TestHandleAcknowledgesWithoutWork(t *testing.T) {
 		// between its effect and its save makes the save fail.
 		e := newEnv(t, envOpts{stock: map[string]int64{"sku-1": 5}})
 		_, sagaID := e.place(item("sku-1", 1, 10))
-		e.adv.AfterStep = func(step string, _ saga.Direction) error {
+		e.afterStep = func(step string, _ saga.Direction) error {
 			if step == saga.StepProcessPayment {
 				leaseBy(t, e, sagaID, "usurper", e.clock.Now().Add(time.Minute))
 			}
@@ -104,11 +104,8 @@ func TestHandleAcknowledgesWithoutWork(t *testing.T) {
 		// another advancer is busy, and nothing is written.
 		e := newEnv(t, envOpts{stock: map[string]int64{"sku-1": 5}})
 		_, sagaID := e.place(item("sku-1", 1, 10))
-		e.adv.AfterStep = func(string, saga.Direction) error {
-			leaseBy(t, e, sagaID, "usurper", e.clock.Now().Add(time.Minute))
-			return nil
-		}
 		before := e.saga(sagaID)
+		leaseBy(t, e, sagaID, "usurper", e.clock.Now().Add(time.Minute))
 		res, err := e.adv.Handle(ctx, e.queue[0].msg)
 		if err != nil || res.Status != orchestrator.StatusBusy {
 			t.Fatalf("got %+v, %v; want busy", res, err)
@@ -141,7 +138,7 @@ func leaseBy(t *testing.T, e *env, sagaID, owner string, until time.Time) {
 func TestNextCommandRow(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, envOpts{stock: map[string]int64{"sku-1": 5}})
-	e.adv.Fault = faultAt(saga.StepCreateOrder, saga.Forward, errTransient, 1)
+	e.fault = faultAt(saga.StepCreateOrder, saga.Forward, errTransient, 1)
 	orderID, sagaID := e.place(item("sku-1", 1, 10))
 	first := e.queue[0]
 	start := e.clock.Now()
@@ -179,7 +176,7 @@ func TestNextCommandRow(t *testing.T) {
 // runs the step; the others are told the saga is busy (or already moved on).
 func TestConcurrentDeliveriesRunOneStep(t *testing.T) {
 	e := newEnv(t, envOpts{stock: map[string]int64{"sku-1": 5}})
-	e.advWith(func(c *orchestrator.AdvancerConfig) { c.MaxChainSteps = -1 }) // the per-message protocol: one step per delivered message
+	e.advWith(func(c *orchestrator.AdvancerConfig) { c.MaxChainSteps = 1 }) // the per-message protocol: one step per delivered message
 	_, sagaID := e.place(item("sku-1", 1, 10))
 	e.deliver(chaos{}) // finish one saga so the next one's message is the reserve step
 	_, sagaID = e.place(item("sku-1", 1, 10))

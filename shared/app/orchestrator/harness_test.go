@@ -118,6 +118,10 @@ type env struct {
 	stats   map[orchestrator.Status]int
 	steps   map[string]int // "step/dir/outcome" → count (metrics hook)
 	relayed int            // saga commands the relay stand-in published
+	// fault and afterStep, when set, fail a step instead of running it
+	// and crash the process after a step's effect (orchestrator.Faults,
+	// injected into the advancer's step table).
+	fault, afterStep func(step string, dir saga.Direction) error
 }
 
 type envOpts struct {
@@ -150,7 +154,23 @@ func newEnv(t *testing.T, o envOpts) *env {
 	}
 	e.payVia = &switchProvider{e.sim}
 	e.pay = must(payments.New(payments.Config{Store: st, Provider: e.payVia, Now: clk.Now}))(t)
-	e.adv, err = orchestrator.NewAdvancer(orchestrator.AdvancerConfig{Store: st, Inventory: e.stock, Payments: e.pay, Dispatcher: e.disp,
+	steps := orchestrator.InjectFaults(orchestrator.CreateOrderSaga, orchestrator.Faults{
+		Fail: func(_ context.Context, at orchestrator.FaultPoint) error {
+			step, dir := at.Step, at.Dir
+			if e.fault == nil {
+				return nil
+			}
+			return e.fault(step, dir)
+		},
+		CrashAfter: func(_ context.Context, at orchestrator.FaultPoint) error {
+			step, dir := at.Step, at.Dir
+			if e.afterStep == nil {
+				return nil
+			}
+			return e.afterStep(step, dir)
+		},
+	})
+	e.adv, err = orchestrator.NewAdvancer(orchestrator.AdvancerConfig{Store: st, Inventory: e.stock, Payments: e.pay, Dispatcher: e.disp, Steps: steps,
 		Now: clk.Now, NewID: newID, Owner: "adv-test", Lease: 30 * time.Second, Log: log,
 		Backoff: resilience.Backoff{Base: time.Second, Cap: 8 * time.Second, Rand: resilience.NewRand(o.seed)},
 		Hooks: orchestrator.Hooks{
@@ -171,8 +191,8 @@ func newEnv(t *testing.T, o envOpts) *env {
 	return e
 }
 
-// advWith rebuilds the advancer with change applied to its configuration,
-// keeping its test hooks.
+// advWith rebuilds the advancer with change applied to its configuration
+// (its step table keeps e.fault and e.afterStep).
 func (e *env) advWith(change func(*orchestrator.AdvancerConfig)) {
 	e.t.Helper()
 	c := e.adv.Config()
@@ -181,7 +201,6 @@ func (e *env) advWith(change func(*orchestrator.AdvancerConfig)) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	adv.Fault, adv.AfterStep = e.adv.Fault, e.adv.AfterStep
 	e.adv = adv
 }
 

@@ -60,7 +60,7 @@ func (e *env) checkInvariants() {
 	}
 }
 
-// faultAt returns a Fault hook failing the named step with err, n times (n < 0: always).
+// faultAt returns an injected fault (orchestrator.Faults.Fail) failing the named step with err, n times (n < 0: always).
 func faultAt(step string, dir saga.Direction, err error, n int) func(string, saga.Direction) error {
 	return func(s string, d saga.Direction) error {
 		if s != step || d != dir || n == 0 {

@@ -10,10 +10,12 @@ import (
 
 // TestChainedStepsNeverDecideOnAChangedRow: a chained confirm_order updates
 // the order and the reservation as earlier steps of the same message left
-// them, without reading them again. If either row changed in between, the
-// update's version check fails the step's transaction: nothing of the step
-// commits, the message is acknowledged, and the step resumes from its
-// command row (published by the relay), which reads everything afresh. The
+// them, without reading them again. If either row changed in between (here
+// after process_payment's effect, before the save it folds confirm_order
+// into), the update's version check fails that transaction: nothing of
+// either step commits, the message is acknowledged, and the saga resumes
+// from process_payment's command row (published by the relay; the charge
+// is idempotent), which reads everything afresh. The
 // order is confirmed and its stock sold exactly once.
 func TestChainedStepsNeverDecideOnAChangedRow(t *testing.T) {
 	ctx := context.Background()
@@ -41,8 +43,8 @@ func TestChainedStepsNeverDecideOnAChangedRow(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			e := newEnv(t, envOpts{stock: map[string]int64{"sku-1": 5}})
 			orderID, sagaID := e.place(item("sku-1", 1, 10))
-			e.adv.AfterStep = func(step string, _ saga.Direction) error {
-				if step != saga.StepConfirmOrder {
+			e.afterStep = func(step string, _ saga.Direction) error {
+				if step != saga.StepProcessPayment {
 					return nil
 				}
 				return e.store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
@@ -55,15 +57,15 @@ func TestChainedStepsNeverDecideOnAChangedRow(t *testing.T) {
 			if err != nil {
 				t.Fatalf("handle: %v", err)
 			}
-			if s := e.saga(sagaID); s.State != saga.StateRunning || s.Step != 3 || s.LeaseOwner != "" || len(e.trail(sagaID)) != 3 {
-				t.Fatalf("confirm_order must not commit on a changed %s: %+v (result %+v, log %v)", name, s, res, e.trail(sagaID))
+			if s := e.saga(sagaID); s.State != saga.StateRunning || s.Step != 2 || s.LeaseOwner != "" || len(e.trail(sagaID)) != 2 {
+				t.Fatalf("confirm_order (folded into process_payment's save) must not commit on a changed %s: %+v (result %+v, log %v)", name, s, res, e.trail(sagaID))
 			}
 			if st := e.stockOf("sku-1"); st.Reserved != 1 || st.Sold != 0 {
 				t.Fatalf("stock %+v: nothing sold yet", st)
 			}
-			e.adv.AfterStep = nil
+			e.afterStep = nil
 			if n := e.relay(); n != 1 {
-				t.Fatalf("relay published %d rows, want confirm_order's command", n)
+				t.Fatalf("relay published %d rows, want process_payment's command", n)
 			}
 			e.deliver(chaos{})
 			if s := e.saga(sagaID); s.State != saga.StateCompleted {

@@ -11,8 +11,8 @@ import (
 )
 
 // Inventory is the stock participant (package stock implements it). It
-// keeps its rows in the saga's own store, so its reservation runs inside
-// the step's save transaction.
+// keeps its rows in the saga's own store, so its reservation and its sale
+// run inside the step's save transaction.
 type Inventory interface {
 	// ReserveIn reserves lines for the saga inside tx, all or nothing: the
 	// reservation commits or rolls back with tx. r is the saga's
@@ -26,6 +26,14 @@ type Inventory interface {
 	// reservation blocks a later Reserve.
 	// Errors: Invalid, Transient. Idempotent; safe for concurrent use.
 	Release(ctx context.Context, sagaID string) (released bool, err error)
+	// SettleIn sells the units reserved for the saga inside tx (the
+	// confirm step's transaction: the order is confirmed and its stock sold
+	// atomically). known is the reservation as an earlier transaction of
+	// this invocation stored it, or nil to read it in tx. A settled
+	// reservation is a repeat (nil); a missing one has nothing to sell
+	// (nil); a released or rejected one cannot be sold (Invalid); any other
+	// error fails tx.
+	SettleIn(ctx context.Context, tx store.Tx, sagaID string, known *inventory.Reservation, now time.Time) error
 }
 
 // Payments is the payment participant (package payments implements it).

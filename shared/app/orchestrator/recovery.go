@@ -89,49 +89,67 @@ const (
 )
 
 // NewRecovery builds a Recovery from cfg with its defaults applied.
-// Errors: Invalid when the Store is missing.
+// Errors: Invalid when the Store is missing or a setting is negative.
 func NewRecovery(cfg RecoveryConfig) (*Recovery, error) {
-	if cfg.Store == nil {
-		return nil, apperr.New(apperr.Invalid, "orchestrator: recovery needs a Store")
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.NewID == nil {
-		cfg.NewID = randomID
-	}
-	setDuration(&cfg.StuckAfter, DefaultStuckAfter)
-	if cfg.MaxRedrives <= 0 {
-		cfg.MaxRedrives = DefaultMaxRedrives
-	}
-	setDuration(&cfg.MaxWait, DefaultMaxWait)
-	if cfg.LoopLimit <= 0 {
-		cfg.LoopLimit = dlq.DefaultLoopLimit
-	}
-	if cfg.BatchSize <= 0 {
-		cfg.BatchSize = DefaultBatchSize
-	}
-	if cfg.ReconcileBatch <= 0 {
-		cfg.ReconcileBatch = cfg.BatchSize
-	}
-	setDuration(&cfg.DispatchLease, DefaultDispatchLease)
-	if cfg.Dispatcher == nil {
-		cfg.DispatchLease = 0
-	}
-	setDuration(&cfg.DispatchTimeout, DefaultDispatchTimeout)
-	if cfg.Shards <= 0 {
-		cfg.Shards = DefaultShards
-	}
-	if cfg.Owner == "" {
-		cfg.Owner = RecoveryOwner
-	}
-	if cfg.Log == nil {
-		cfg.Log = slog.Default()
-	}
-	if len(cfg.Steps) == 0 {
-		cfg.Steps = CreateOrderSaga
+	cfg.setDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
 	}
 	return &Recovery{c: cfg, out: outboxwrite.New(cfg.Dispatcher, cfg.DispatchTimeout)}, nil
+}
+
+func (c *RecoveryConfig) setDefaults() {
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.NewID == nil {
+		c.NewID = randomID
+	}
+	setDuration(&c.StuckAfter, DefaultStuckAfter)
+	if c.MaxRedrives == 0 {
+		c.MaxRedrives = DefaultMaxRedrives
+	}
+	setDuration(&c.MaxWait, DefaultMaxWait)
+	if c.LoopLimit == 0 {
+		c.LoopLimit = dlq.DefaultLoopLimit
+	}
+	if c.BatchSize == 0 {
+		c.BatchSize = DefaultBatchSize
+	}
+	if c.ReconcileBatch == 0 {
+		c.ReconcileBatch = c.BatchSize
+	}
+	setDuration(&c.DispatchLease, DefaultDispatchLease)
+	if c.Dispatcher == nil {
+		c.DispatchLease = 0
+	}
+	setDuration(&c.DispatchTimeout, DefaultDispatchTimeout)
+	if c.Shards == 0 {
+		c.Shards = DefaultShards
+	}
+	if c.Owner == "" {
+		c.Owner = RecoveryOwner
+	}
+	if c.Log == nil {
+		c.Log = slog.Default()
+	}
+	if len(c.Steps) == 0 {
+		c.Steps = CreateOrderSaga
+	}
+}
+
+// validate refuses a configuration without a store or with a negative
+// setting.
+func (c *RecoveryConfig) validate() error {
+	switch {
+	case c.Store == nil:
+		return apperr.New(apperr.Invalid, "orchestrator: recovery needs a Store")
+	case c.StuckAfter < 0 || c.MaxWait < 0 || c.DispatchLease < 0 || c.DispatchTimeout < 0:
+		return apperr.New(apperr.Invalid, "orchestrator: recovery durations must not be negative")
+	case c.MaxRedrives < 0 || c.LoopLimit < 0 || c.BatchSize < 0 || c.ReconcileBatch < 0 || c.Shards < 0:
+		return apperr.New(apperr.Invalid, "orchestrator: recovery counts must not be negative")
+	}
+	return nil
 }
 
 // Config returns the recovery's configuration with its defaults applied

@@ -31,9 +31,9 @@ func (e *env) runRecovery() orchestrator.Report {
 // (StuckAfter past due), and neither earlier.
 func TestRecoveryFinishesAbandonedSagas(t *testing.T) {
 	e := newEnv(t, envOpts{stock: map[string]int64{"sku-1": 10}})
-	e.advWith(func(c *orchestrator.AdvancerConfig) { c.MaxChainSteps = -1 }) // the per-message protocol: one step per delivered message
+	e.advWith(func(c *orchestrator.AdvancerConfig) { c.MaxChainSteps = 1 }) // the per-message protocol: one step per delivered message
 	crashed := false
-	e.adv.AfterStep = func(step string, _ saga.Direction) error {
+	e.afterStep = func(step string, _ saga.Direction) error {
 		if step == saga.StepProcessPayment && !crashed {
 			crashed = true
 			return errCrash

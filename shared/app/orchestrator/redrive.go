@@ -129,13 +129,12 @@ func (r *Recovery) redriveOne(ctx context.Context, id string) (dispatch []outbox
 			gaveUp = true
 		} else {
 			prev := s.Version
-			s.NextAttemptAt, s.UpdatedAt, s.Version = now, now, prev+1
+			next := now
 			if n := s.Data.UnconsumedRedrives; n > 0 {
 				// The next re-drive comes StuckAfter × 2^n from now.
-				s.NextAttemptAt = now.Add(r.c.StuckAfter<<min(n, maxUnconsumedShift) - r.c.StuckAfter)
+				next = now.Add(r.c.StuckAfter<<min(n, maxUnconsumedShift) - r.c.StuckAfter)
 			}
-			s.LeaseOwner, s.LeaseUntil = "", time.Time{} // a lapsed lease is abandoned
-			s.Data.RedriveVersion = s.Version
+			s.Redriven(next, now)
 			counts = s.Data
 			if err := tx.UpdateSaga(ctx, s, prev); err != nil {
 				return err
@@ -199,9 +198,7 @@ func (r *Recovery) giveUpReason(s *saga.Instance, used bool, now time.Time) stri
 // error_type "stuck" is written. It returns the order event to insert, if any.
 func (r *Recovery) giveUp(ctx context.Context, tx store.Tx, s saga.Instance, why string, id ids, now time.Time) ([]outbox.Event, error) {
 	prev := s.Version
-	s.LastError = textcut.Cut(fmt.Sprintf("recovery gave up at %s: %s", r.c.Steps.Table().StepName(s), why), maxErrorText)
-	s.State, s.FinishedAt, s.NextAttemptAt = saga.StateFailed, now, now
-	s.LeaseOwner, s.LeaseUntil, s.UpdatedAt, s.Version = "", time.Time{}, now, prev+1
+	s.Abandon(textcut.Cut(fmt.Sprintf("recovery gave up at %s: %s", r.c.Steps.Table().StepName(s), why), maxErrorText), now)
 	meta := chain(s, nil)
 	change, err := failOrder(ctx, tx, s, s.LastError, now)
 	if err != nil {

@@ -149,7 +149,7 @@ func TestFailureAtEveryStepCompensatesExactly(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, envOpts{stock: map[string]int64{"sku-1": 10, "sku-out": 0}, sim: tc.sim})
-			e.adv.Fault = tc.fault
+			e.fault = tc.fault
 			if tc.provider != nil {
 				e.payVia.Provider = tc.provider(e.sim)
 			}

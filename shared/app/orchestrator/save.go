@@ -60,7 +60,7 @@ func (a *Advancer) save(ctx context.Context, inst saga.Instance, known Known, ru
 // ids are generated before the save transaction, which may run more than
 // once: every run of it writes the same ids. extra holds the ids of
 // folded steps and of their order events, made on first use; runs holds
-// the runs of folded steps (Advancer.run: the Fault hook), prepared on
+// the runs of folded steps (Advancer.run), prepared on
 // first use, so every run of the transaction folds the same steps.
 type ids struct {
 	advance, orderEvent, deadLetter string
@@ -96,11 +96,9 @@ func (i ids) nth(k int) string {
 // folds reports whether the step next (a saga left leased to this
 // advancer, due now) is saved in the transaction of the step before it:
 // its action runs inside a save transaction (it touches only the store),
-// so no external call lies between the two saves. With the AfterStep hook
-// set every step is saved on its own, since the hook stands for a crash
-// between a step and its save, outside any transaction.
+// so no external call lies between the two saves.
 func (a *Advancer) folds(next saga.Instance) bool {
-	if a.AfterStep != nil || next.Step < 0 || next.Step >= len(a.c.Steps) {
+	if next.Step < 0 || next.Step >= len(a.c.Steps) {
 		return false
 	}
 	dir := saga.Forward
@@ -157,7 +155,7 @@ func (a *Advancer) saveIn(ctx context.Context, tx store.Tx, cur saga.Instance, k
 		if chained {
 			// The save keeps the lease for the next step: no lease
 			// transaction per chained step.
-			d.next.LeaseOwner, d.next.LeaseUntil = a.c.Owner, now.Add(a.c.Lease)
+			d.next.KeepLease(a.c.Owner, now.Add(a.c.Lease))
 		}
 		if d.gaveUp {
 			if change, err = failOrder(ctx, tx, d.next, "compensation failed: "+d.next.LastError, now); err != nil {

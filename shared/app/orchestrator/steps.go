@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"ordersaga/shared/app/stock"
 	"ordersaga/shared/domain/apperr"
 	"ordersaga/shared/domain/inventory"
 	"ordersaga/shared/domain/order"
@@ -130,20 +129,20 @@ func (s Steps) action(i int, dir saga.Direction) Action {
 // the step's save transaction.
 var CreateOrderSaga = Steps{
 	{StepDef: saga.StepDef{Name: saga.StepCreateOrder, Compensation: saga.StepCancelOrder,
-		Timeout: 5 * time.Second, MaxAttempts: 5, MaxCompensationAttempts: 10},
+		Timeout: 5 * time.Second, RetryPolicy: saga.RetryPolicy{MaxAttempts: 5, MaxCompensationAttempts: 10}},
 		Do: Action{InTx: onOrder(saga.Forward, checkPending)}, Undo: Action{InTx: onOrder(saga.Compensate, cancelOrder)}},
 	{StepDef: saga.StepDef{Name: saga.StepReserveInventory, Compensation: saga.StepReleaseInventory,
-		Timeout: 5 * time.Second, MaxAttempts: 5, MaxCompensationAttempts: 10},
+		Timeout: 5 * time.Second, RetryPolicy: saga.RetryPolicy{MaxAttempts: 5, MaxCompensationAttempts: 10}},
 		Do: Action{InTx: reserve}, Undo: Action{Call: release}},
 	{StepDef: saga.StepDef{Name: saga.StepProcessPayment, Compensation: saga.StepRefundPayment,
-		Timeout: 10 * time.Second, MaxAttempts: 5, MaxCompensationAttempts: 10},
+		Timeout: 10 * time.Second, RetryPolicy: saga.RetryPolicy{MaxAttempts: 5, MaxCompensationAttempts: 10}},
 		Do: Action{Call: charge}, Undo: Action{Call: refund}},
 	// cancel_order compensating confirm_order has nothing to do: confirming
 	// commits with the saga state, so a saga compensating it never
 	// confirmed the order. The order is cancelled once, by the compensation
 	// of create_order, after the stock and the money are back.
 	{StepDef: saga.StepDef{Name: saga.StepConfirmOrder, Compensation: saga.StepCancelOrder,
-		Timeout: 5 * time.Second, MaxAttempts: 5, MaxCompensationAttempts: 10},
+		Timeout: 5 * time.Second, RetryPolicy: saga.RetryPolicy{MaxAttempts: 5, MaxCompensationAttempts: 10}},
 		Do: Action{InTx: onOrder(saga.Forward, confirm)}, Undo: Action{InTx: nothingToUndo}},
 }
 
@@ -179,13 +178,13 @@ func refund(ctx context.Context, p Participants, inst saga.Instance) Effect {
 }
 
 // orderFn is an InTx action on the saga's order.
-type orderFn func(ctx context.Context, tx store.Tx, k *Known, inst saga.Instance, o order.Order, now time.Time) (Effect, error)
+type orderFn func(ctx context.Context, tx store.Tx, p Participants, k *Known, inst saga.Instance, o order.Order, now time.Time) (Effect, error)
 
 // onOrder reads the saga's order for fn (unless an earlier chained step
 // left it in k) and records the order fn leaves in k. A missing order fails
 // a forward step (Invalid) and is nothing to undo for a compensation.
 func onOrder(dir saga.Direction, fn orderFn) InTxFunc {
-	return func(ctx context.Context, tx store.Tx, _ Participants, k *Known, inst saga.Instance, now time.Time) (Effect, error) {
+	return func(ctx context.Context, tx store.Tx, p Participants, k *Known, inst saga.Instance, now time.Time) (Effect, error) {
 		var o order.Order
 		var err error
 		if k.order != nil && k.order.ID == inst.Data.OrderID {
@@ -202,7 +201,7 @@ func onOrder(dir saga.Direction, fn orderFn) InTxFunc {
 		if err != nil {
 			return Effect{}, err
 		}
-		eff, err := fn(ctx, tx, k, inst, o, now)
+		eff, err := fn(ctx, tx, p, k, inst, o, now)
 		switch {
 		case err != nil:
 		case eff.change != nil:
@@ -216,7 +215,7 @@ func onOrder(dir saga.Direction, fn orderFn) InTxFunc {
 
 // checkPending is create_order: the API wrote the order with the saga, so
 // the step only checks it is still PENDING.
-func checkPending(_ context.Context, _ store.Tx, _ *Known, _ saga.Instance, o order.Order, _ time.Time) (Effect, error) {
+func checkPending(_ context.Context, _ store.Tx, _ Participants, _ *Known, _ saga.Instance, o order.Order, _ time.Time) (Effect, error) {
 	if o.Status != order.StatusPending {
 		return Effect{Err: apperr.New(apperr.Invalid, "order is %s, not PENDING", o.Status)}, nil
 	}
@@ -225,23 +224,22 @@ func checkPending(_ context.Context, _ store.Tx, _ *Known, _ saga.Instance, o or
 
 // cancelOrder is create_order's compensation: the order is CANCELLED (an
 // order already final is skipped).
-func cancelOrder(ctx context.Context, tx store.Tx, _ *Known, inst saga.Instance, o order.Order, now time.Time) (Effect, error) {
+func cancelOrder(ctx context.Context, tx store.Tx, _ Participants, _ *Known, inst saga.Instance, o order.Order, now time.Time) (Effect, error) {
 	return transition(ctx, tx, o, saga.Compensate, order.StatusCancelled, inst.Data.FailureReason, outbox.TypeOrderCancelled, now)
 }
 
 // confirm is confirm_order: the reserved units are sold in the transaction
 // that confirms (the reservation as reserve_inventory stored it, when that
 // step ran earlier in this invocation).
-func confirm(ctx context.Context, tx store.Tx, k *Known, inst saga.Instance, o order.Order, now time.Time) (Effect, error) {
+func confirm(ctx context.Context, tx store.Tx, p Participants, k *Known, inst saga.Instance, o order.Order, now time.Time) (Effect, error) {
 	if o.Status == order.StatusConfirmed {
 		return Effect{}, nil // confirmed by an earlier run; nothing more to do
 	}
-	var err error
-	if r := k.reservation; r != nil && r.ID == inst.ID {
-		err = stock.SettleKnown(ctx, tx, *r, now)
-	} else {
-		err = stock.Settle(ctx, tx, inst.ID, now)
+	known := k.reservation
+	if known != nil && known.ID != inst.ID {
+		known = nil
 	}
+	err := p.Inventory.SettleIn(ctx, tx, inst.ID, known, now)
 	k.reservation = nil // settled (or refused): no longer as known
 	if err != nil {
 		if !apperr.Is(err, apperr.Invalid) {
@@ -257,20 +255,13 @@ func nothingToUndo(context.Context, store.Tx, Participants, *Known, saga.Instanc
 }
 
 // run executes an external step or compensation under its timeout. An
-// InTx action is left for the save transaction (run.inTx is set), unless
-// the Fault hook decides its outcome.
+// InTx action is left for the save transaction (run.inTx is set).
 func (a *Advancer) run(ctx context.Context, inst saga.Instance) (r stepRun) {
 	steps := a.c.Steps
 	name, dir := stepName(steps.Table(), inst)
 	r = stepRun{name: name, dir: dir}
 	start := time.Now()
 	defer func() { r.duration = time.Since(start) }()
-	if a.Fault != nil {
-		if err := a.Fault(name, dir); err != nil {
-			r.err = err
-			return r
-		}
-	}
 	act := steps.action(inst.Step, dir)
 	switch {
 	case act.InTx != nil:

@@ -70,7 +70,7 @@ func TestRecoveryGivesUpOnASagaThatNeverAdvances(t *testing.T) {
 // moving reset the count, so a saga that is only slow never fails.
 func TestRecoveryCountResetsWhenTheSagaMoves(t *testing.T) {
 	e := newEnv(t, envOpts{stock: map[string]int64{"sku-1": 10}})
-	e.advWith(func(c *orchestrator.AdvancerConfig) { c.MaxChainSteps = -1 }) // the per-message protocol: one step per delivered message
+	e.advWith(func(c *orchestrator.AdvancerConfig) { c.MaxChainSteps = 1 }) // the per-message protocol: one step per delivered message
 	e.recWith(func(c *orchestrator.RecoveryConfig) { c.MaxRedrives = 1 })
 	orderID, sagaID := e.place(item("sku-1", 1, 100))
 	for step := 0; step < len(orchestrator.CreateOrderSaga); step++ {

@@ -18,7 +18,7 @@ type stepRun struct {
 	err     error
 	skipped bool // a compensation that had nothing to undo
 	// inTx is the InTx action left for the save transaction (nil: the
-	// step ran already, or the Fault hook decided its outcome).
+	// step ran already).
 	inTx     InTxFunc
 	duration time.Duration
 }
@@ -65,98 +65,33 @@ func permanent(err error) bool {
 // token (phase, step, attempts), so no message can be acted on twice.
 func decide(cur saga.Instance, steps saga.Table, r stepRun, now time.Time, pol retryPolicy) decision {
 	next := cur
-	next.LeaseOwner, next.LeaseUntil = "", time.Time{}
-	next.UpdatedAt, next.NextAttemptAt, next.Version = now, now, cur.Version+1
-	next.Data.ResetRedrives() // the saga moved: recovery's counts start again
+	lastErr := ""
 	if r.err != nil {
-		next.LastError = textcut.Cut(r.err.Error(), maxErrorText)
+		lastErr = textcut.Cut(r.err.Error(), maxErrorText)
 	}
+	next.Moved(lastErr, now)
 	def := steps[cur.Step]
+	pol = pol.forStep(def.RetryPolicy)
 	d := decision{}
-	// spent is how many attempts of this step counted against its budget:
-	// the waits for a dependency that is down advance the token but not the
-	// budget.
-	spent := cur.Attempts - cur.Data.Waits
-	if r.err != nil && waiting(r.err) && pol.mayWait(cur, now) {
+	switch {
+	case r.err != nil && waiting(r.err) && pol.mayWait(cur, now):
 		// The dependency is down (its breaker refused the call or opened
 		// after it; or the bulkhead is full): wait for it instead of
 		// spending an attempt, for up to the outage bound, so an outage
 		// shorter than the bound never cancels an order, however many
 		// orders are in flight.
 		d.outcome = saga.OutcomeWaiting
-		next.Attempts, next.Data.Waits = cur.Attempts+1, cur.Data.Waits+1
-		if cur.Data.Waits == 0 || cur.Data.OutageSince == nil {
-			since := now
-			next.Data.OutageSince = &since
-		}
-		if r.dir == saga.Forward {
-			next.State = saga.StateRunning
-		}
-		next.NextAttemptAt = now.Add(pol.waitFor(r.err))
-	} else if r.dir == saga.Forward {
-		switch {
-		case r.err == nil:
-			d.outcome = saga.OutcomeSucceeded
-			next.Attempts, next.Data.Waits, next.Data.OutageSince = 0, 0, nil
-			next.Step = cur.Step + 1
-			if next.Step >= len(steps) {
-				next.State, next.Step, next.FinishedAt = saga.StateCompleted, len(steps), now
-			} else {
-				next.State = saga.StateRunning
-			}
-		case permanent(r.err):
-			d.outcome = saga.OutcomeFailed
-			next.Data.FailureReason = fmt.Sprintf("%s: %s", r.name, apperr.Message(r.err))
-			// A business refusal (Rejected: out of stock, declined) is known
-			// to have had no effect: compensation starts from the previous
-			// step. Any other permanent error (Invalid: the participant
-			// refused the request itself) may follow an attempt whose effect
-			// happened, so this step is compensated too (compensations are
-			// idempotent no-ops when nothing happened). create_order's effect,
-			// the order row, was written with the saga by the API: it is
-			// always compensated (cancel_order skips an order that is missing
-			// or already final).
-			from := cur.Step
-			if apperr.Is(r.err, apperr.Rejected) {
-				from = max(cur.Step-1, 0)
-			}
-			compensateFrom(&next, from, now)
-		case spent+1 >= def.MaxAttempts:
-			d.outcome = saga.OutcomeFailed
-			next.Data.FailureReason = fmt.Sprintf("%s: gave up after %d attempts", r.name, spent+1)
-			compensateFrom(&next, cur.Step, now)
-		default:
-			d.outcome = saga.OutcomeRetry
-			next.State, next.Attempts = saga.StateRunning, cur.Attempts+1
-			next.NextAttemptAt = now.Add(pol.retryIn(r.err, spent))
-		}
-	} else {
-		switch {
-		case r.err == nil:
-			d.outcome = saga.OutcomeSucceeded
-			if r.skipped {
-				d.outcome = saga.OutcomeSkipped
-			}
-			compensateFrom(&next, cur.Step-1, now)
-		case !permanent(r.err) && spent+1 < def.MaxCompensationAttempts:
-			d.outcome = saga.OutcomeRetry
-			next.Attempts = cur.Attempts + 1
-			next.NextAttemptAt = now.Add(pol.retryIn(r.err, spent))
-		default:
-			d.outcome = saga.OutcomeGaveUp
-			if g := cur.Data.GaveUp; g == nil || g.Epoch != cur.Data.Epoch {
-				next.Data.GaveUp = &saga.GaveUp{Epoch: cur.Data.Epoch, Step: cur.Step, Attempts: cur.Attempts + 1,
-					Kind: apperr.KindOf(r.err).String(), Error: next.LastError}
-			}
-			compensateFrom(&next, cur.Step-1, now)
-		}
+		next.Wait(r.dir, now.Add(pol.waitFor(r.err)), now)
+	case r.dir == saga.Forward:
+		d.outcome = forward(&next, cur, def, len(steps), r, now, pol)
+	default:
+		d.outcome = compensation(&next, cur, def, r, now, pol)
 		if g := next.Data.GaveUp; g != nil && g.Epoch == next.Data.Epoch &&
 			(next.State == saga.StateCompensated || next.Step == 0) {
 			// Every compensation that could run has run: the saga fails
 			// at the compensation that gave up.
 			d.gaveUp, d.kind = true, g.Kind
-			next.State, next.Step, next.Attempts, next.FinishedAt = saga.StateFailed, g.Step, g.Attempts, now
-			next.LastError = g.Error
+			next.FailAt(g.Step, g.Attempts, g.Error, now)
 		}
 	}
 	if !next.State.Finished() {
@@ -174,6 +109,70 @@ func decide(cur saga.Instance, steps saga.Table, r stepRun, now time.Time, pol r
 	return d
 }
 
+// spent is how many attempts of cur's step counted against its budget: the
+// waits for a dependency that is down advance the token but not the
+// budget.
+func spent(cur saga.Instance) int { return cur.Attempts - cur.Data.Waits }
+
+// forward applies the outcome r of cur's forward step (def, one of n steps)
+// to next and returns it.
+func forward(next *saga.Instance, cur saga.Instance, def saga.StepDef, n int, r stepRun, now time.Time, pol retryPolicy) saga.Outcome {
+	switch {
+	case r.err == nil:
+		next.Advance(n, now)
+		return saga.OutcomeSucceeded
+	case permanent(r.err):
+		next.Data.FailureReason = fmt.Sprintf("%s: %s", r.name, apperr.Message(r.err))
+		// A business refusal (Rejected: out of stock, declined) is known
+		// to have had no effect: compensation starts from the previous
+		// step. Any other permanent error (Invalid: the participant
+		// refused the request itself) may follow an attempt whose effect
+		// happened, so this step is compensated too (compensations are
+		// idempotent no-ops when nothing happened). create_order's effect,
+		// the order row, was written with the saga by the API: it is
+		// always compensated (cancel_order skips an order that is missing
+		// or already final).
+		from := cur.Step
+		if apperr.Is(r.err, apperr.Rejected) {
+			from = max(cur.Step-1, 0)
+		}
+		next.CompensateFrom(from, now)
+		return saga.OutcomeFailed
+	case spent(cur)+1 >= def.MaxAttempts:
+		next.Data.FailureReason = fmt.Sprintf("%s: gave up after %d attempts", r.name, spent(cur)+1)
+		next.CompensateFrom(cur.Step, now)
+		return saga.OutcomeFailed
+	default:
+		next.Retry(r.dir, now.Add(pol.retryIn(r.err, spent(cur))))
+		return saga.OutcomeRetry
+	}
+}
+
+// compensation applies the outcome r of cur's compensation (def's) to next
+// and returns it. A compensation that gives up is recorded in
+// next.Data.GaveUp (the first of its epoch) and the compensations before
+// it still run.
+func compensation(next *saga.Instance, cur saga.Instance, def saga.StepDef, r stepRun, now time.Time, pol retryPolicy) saga.Outcome {
+	switch {
+	case r.err == nil:
+		next.CompensateFrom(cur.Step-1, now)
+		if r.skipped {
+			return saga.OutcomeSkipped
+		}
+		return saga.OutcomeSucceeded
+	case !permanent(r.err) && spent(cur)+1 < def.MaxCompensationAttempts:
+		next.Retry(r.dir, now.Add(pol.retryIn(r.err, spent(cur))))
+		return saga.OutcomeRetry
+	default:
+		if g := cur.Data.GaveUp; g == nil || g.Epoch != cur.Data.Epoch {
+			next.Data.GaveUp = &saga.GaveUp{Epoch: cur.Data.Epoch, Step: cur.Step, Attempts: cur.Attempts + 1,
+				Kind: apperr.KindOf(r.err).String(), Error: next.LastError}
+		}
+		next.CompensateFrom(cur.Step-1, now)
+		return saga.OutcomeGaveUp
+	}
+}
+
 // retryPolicy is how decide spaces retries.
 type retryPolicy struct {
 	backoff resilience.Backoff
@@ -181,6 +180,21 @@ type retryPolicy struct {
 	// dependency that is down without spending attempts
 	// (AdvancerConfig.OutageBound).
 	outage time.Duration
+}
+
+// forStep is p with the step's own backoff and outage bound where its row
+// sets them.
+func (p retryPolicy) forStep(rp saga.RetryPolicy) retryPolicy {
+	if rp.BackoffBase > 0 {
+		p.backoff.Base = rp.BackoffBase
+	}
+	if rp.BackoffCap > 0 {
+		p.backoff.Cap = rp.BackoffCap
+	}
+	if rp.OutageBound > 0 {
+		p.outage = rp.OutageBound
+	}
+	return p
 }
 
 // DefaultOutageBound is AdvancerConfig.OutageBound's default: a step waits
@@ -244,17 +258,6 @@ func refused(err error) bool {
 // the step may still wait (retryPolicy.mayWait).
 func waiting(err error) bool {
 	return refused(err) || errors.Is(err, resilience.ErrDown)
-}
-
-// compensateFrom moves s to compensate step j next, or to compensated when
-// there is no step left to compensate (j < 0).
-func compensateFrom(s *saga.Instance, j int, now time.Time) {
-	s.Attempts, s.Data.Waits, s.Data.OutageSince = 0, 0, nil
-	if j < 0 {
-		s.State, s.Step, s.FinishedAt = saga.StateCompensated, 0, now
-		return
-	}
-	s.State, s.Step = saga.StateCompensating, j
 }
 
 // stepName is the name of what inst runs next: the forward step while

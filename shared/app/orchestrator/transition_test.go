@@ -180,3 +180,40 @@ func TestGivenUpCompensationStillCompensatesTheStepsBefore(t *testing.T) {
 		t.Fatalf("redriven saga: gaveUp %v, next %s step %d: want cancel_order next", d.gaveUp, d.next.State, d.next.Step)
 	}
 }
+
+// TestStepRetryPolicyOverridesTheAdvancers: a row's own backoff and outage
+// bound space that step's retries and waits; a row without them uses the
+// advancer's.
+func TestStepRetryPolicyOverridesTheAdvancers(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	one := func() float64 { return 0.999999 } // the top of each full-jitter interval
+	pol := retryPolicy{backoff: resilience.Backoff{Base: time.Second, Cap: time.Minute, Rand: one}, outage: time.Minute}
+	boom := apperr.New(apperr.Transient, "timeout")
+	steps := CreateOrderSaga.Table()
+	cur := saga.Instance{ID: "s", State: saga.StateRunning, Step: 2, Attempts: 3, Version: 1}
+	run := stepRun{name: saga.StepProcessPayment, dir: saga.Forward, err: boom}
+
+	d := decide(cur, steps, run, now, pol)
+	if got := d.next.NextAttemptAt.Sub(now); got <= 7*time.Second || got > 8*time.Second {
+		t.Fatalf("advancer's backoff: retry in %s, want just under 8s (base 1s, 3 spent)", got)
+	}
+	own := append(saga.Table{}, steps...)
+	own[2].BackoffBase, own[2].BackoffCap, own[2].OutageBound = 10*time.Second, 20*time.Second, time.Hour
+	d = decide(cur, own, run, now, pol)
+	if got := d.next.NextAttemptAt.Sub(now); got <= 19*time.Second || got > 20*time.Second {
+		t.Fatalf("step's backoff: retry in %s, want just under its 20s cap", got)
+	}
+
+	// The step's outage bound: 30 minutes into an outage, the advancer's
+	// bound (1 minute) is long past, the step's (1 hour) is not.
+	since := now.Add(-30 * time.Minute)
+	waiting := cur
+	waiting.Data.Waits, waiting.Data.OutageSince = 5, &since
+	down := stepRun{name: saga.StepProcessPayment, dir: saga.Forward, err: &resilience.OpenError{Name: "payment", RetryIn: time.Second}}
+	if d := decide(waiting, steps, down, now, pol); d.outcome == saga.OutcomeWaiting {
+		t.Fatalf("past the advancer's outage bound the step still waits")
+	}
+	if d := decide(waiting, own, down, now, pol); d.outcome != saga.OutcomeWaiting {
+		t.Fatalf("within the step's own outage bound: outcome %s, want waiting", d.outcome)
+	}
+}

@@ -61,7 +61,7 @@ func TestStepRoundTrips(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := a.Stock.SetAvailable(ctx, "bench", "sku-1", 1000); err != nil {
+	if _, err := a.Commands.Stock.SetAvailable(ctx, "bench", "sku-1", 1000); err != nil {
 		t.Fatal(err)
 	}
 	req, err := order.DecodeRequest(strings.NewReader(
@@ -69,7 +69,7 @@ func TestStepRoundTrips(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Orders.Create(ctx, orders.CreateCommand{Caller: identity.Identity{Subject: "u", Role: identity.RoleUser}, Key: "k-1", Request: req}); err != nil {
+	if _, err := a.Commands.Orders.Create(ctx, orders.CreateCommand{Caller: identity.Identity{Subject: "u", Role: identity.RoleUser}, Key: "k-1", Request: req}); err != nil {
 		t.Fatal(err)
 	}
 	msgs, err := q.Receive(ctx, cfg.QueueURLs.SagaCommands, queue.ReceiveOptions{Max: 1})
@@ -81,7 +81,7 @@ func TestStepRoundTrips(t *testing.T) {
 		trips ydbtrips.Trips
 	}
 	var rows []row
-	c := a.Advancer.Config()
+	c := a.Commands.Advancer.Config()
 	onStep := c.Hooks.OnStep
 	c.Hooks.OnStep = func(step string, dir saga.Direction, o saga.Outcome) {
 		rows = append(rows, row{fmt.Sprintf("%s (%s)", step, dir), twin.Take()})
@@ -89,12 +89,12 @@ func TestStepRoundTrips(t *testing.T) {
 			onStep(step, dir, o)
 		}
 	}
-	if a.Advancer, err = orchestrator.NewAdvancer(c); err != nil {
+	if a.Commands.Advancer, err = orchestrator.NewAdvancer(c); err != nil {
 		t.Fatal(err)
 	}
 	twin.Take()
 	m := msgs[0]
-	res, err := a.Advancer.Handle(ctx, orchestrator.Message{EventID: m.Attributes[outbox.AttrEventID], Body: []byte(m.Body), Attributes: m.Attributes})
+	res, err := a.Commands.Advancer.Handle(ctx, orchestrator.Message{EventID: m.Attributes[outbox.AttrEventID], Body: []byte(m.Body), Attributes: m.Attributes})
 	if err != nil || res.State != saga.StateCompleted {
 		t.Fatalf("saga: %+v %v", res, err)
 	}
@@ -123,7 +123,7 @@ func TestStepRoundTrips(t *testing.T) {
 	t.Logf("whole chained saga: %d round trips", total)
 
 	twin.Take()
-	if _, err := a.Recovery.Run(ctx); err != nil {
+	if _, err := a.Commands.Recovery.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
 	idle := twin.Take()

@@ -15,7 +15,7 @@ import (
 
 // The reads below serve operators (the console): each needs an admin
 // caller (Forbidden otherwise), reads in one View, and is bounded by
-// index-ordered, LIMIT-bounded queries of store.Sagas and store.Outbox;
+// index-ordered, LIMIT-bounded queries of store.SagaRows and store.OutboxRows;
 // none scans a table.
 
 // MaxRecentScan is the most sagas (or index entries) per state RecentSagas
@@ -41,7 +41,7 @@ type StateCount struct {
 
 // SagaCounts counts sagas by state updated within the last hour and day,
 // each count reading at most limit (1..MaxRecentScan) entries of the
-// (state, updated_at) index and no saga row (store.Sagas
+// (state, updated_at) index and no saga row (store.SagaRows
 // CountSagasUpdatedSince). Read only. Errors: Forbidden, Invalid (limit),
 // Transient.
 func (s *Service) SagaCounts(ctx context.Context, caller identity.Identity, limit int) ([]StateCount, error) {
@@ -136,7 +136,7 @@ type CustomerPage struct {
 }
 
 // ListByCustomer returns up to limit (1..MaxCustomerPage) orders of
-// customerID, newest first (store.Orders.ListOrdersByCustomer, an index of
+// customerID, newest first (store.OrderRows.ListOrdersByCustomer, an index of
 // the customer's orders: every order is found, however old), starting after
 // the cursor (zero: the newest). It reads limit+1 orders, so Next is set
 // only when an older order exists. Read only. Errors: Forbidden, Invalid

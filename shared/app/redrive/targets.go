@@ -231,11 +231,7 @@ func (s *Service) resumeSaga(ctx context.Context, tx store.Tx, actor string, d d
 		return nil
 	}
 	prev := inst.Version
-	inst.State, inst.Attempts, inst.NextAttemptAt = saga.StateCompensating, 0, now
-	inst.Data.Epoch, inst.Data.Waits = inst.Data.Epoch+1, 0
-	inst.Data.ResetRedrives()
-	inst.LeaseOwner, inst.LeaseUntil, inst.FinishedAt = "", time.Time{}, time.Time{}
-	inst.UpdatedAt, inst.Version = now, prev+1
+	inst.Resume(now)
 	if err := tx.UpdateSaga(ctx, inst, prev); err != nil {
 		return err
 	}

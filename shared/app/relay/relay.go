@@ -13,6 +13,7 @@ package relay
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -89,10 +90,15 @@ type Hooks struct {
 	OnPublished func(destination string, n int)
 	OnFailed    func(destination string, n int)
 	OnDead      func(destination string, errorType string)
-	// AfterSend is a test hook called after the queue accepted a batch and
-	// before it is marked published (crash-injection point).
-	AfterSend func(events []outbox.Event) error
 }
+
+// ErrCrash marks a queue error that stands for the death of the process
+// after the queue accepted a batch and before the relay marked its rows
+// published (a crash a test or the chaos harness injects by decorating the
+// queue): a SendBatch error wrapping it makes Run and RunOnce return it at
+// once, and Dispatch stop, recording nothing; the rows stay leased until
+// their lease lapses, then are sent again.
+var ErrCrash = errors.New("relay: process crashed")
 
 // Relay moves outbox rows to queues. It is built once by New and safe for
 // concurrent use (each call claims its own rows).
@@ -302,9 +308,10 @@ func (r *Relay) claimRound(ctx context.Context, rep *Report) ([]outbox.Event, er
 	return all, nil
 }
 
-// recordRound runs the AfterSend hook and records the outcomes of one round.
+// recordRound records the outcomes of one round; a crash (ErrCrash)
+// records nothing.
 func (r *Relay) recordRound(ctx context.Context, results []outcome, rep *Report) error {
-	if err := r.afterSend(results); err != nil {
+	if err := crashed(results); err != nil {
 		return err
 	}
 	pub, failed, dead, err := r.recordAll(ctx, results)
@@ -347,7 +354,7 @@ func (r *Relay) claim(ctx context.Context, shard int) ([]outbox.Event, int, erro
 	err := r.cfg.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		claimed, blocked = claimed[:0], 0
 		now := r.cfg.Now()
-		// The due list holds only aggregates' heads (store.Outbox.
+		// The due list holds only aggregates' heads (store.OutboxRows.
 		// ListOutboxDue), so rows queued behind a dead, backing-off or
 		// leased row are never in it, however many there are. One list
 		// usually fills the claim; when heads found behind a redriven row
@@ -457,18 +464,14 @@ type outcome struct {
 	err   error
 }
 
-// afterSend calls the AfterSend test hook with the rows the queue accepted.
-func (r *Relay) afterSend(results []outcome) error {
-	if r.cfg.Hooks.AfterSend == nil {
-		return nil
-	}
-	var sent []outbox.Event
+// crashed returns the first outcome error that wraps ErrCrash.
+func crashed(results []outcome) error {
 	for _, o := range results {
-		if o.err == nil {
-			sent = append(sent, o.event)
+		if errors.Is(o.err, ErrCrash) {
+			return o.err
 		}
 	}
-	return r.cfg.Hooks.AfterSend(sent)
+	return nil
 }
 
 // recordAll records send outcomes in one transaction: every published row

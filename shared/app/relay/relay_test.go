@@ -167,14 +167,26 @@ func TestRelayPublishesEveryRowWithAttributes(t *testing.T) {
 	}
 }
 
+// crashAfterSend is the queue of a process that dies each time the queue
+// accepted a batch, before the relay hears back.
+type crashAfterSend struct{ queue.Queue }
+
+func (q crashAfterSend) SendBatch(ctx context.Context, url string, msgs []queue.OutMessage) ([]queue.SendResult, error) {
+	res, err := q.Queue.SendBatch(ctx, url, msgs)
+	if err != nil {
+		return res, err
+	}
+	return res, fmt.Errorf("%w: process killed", ErrCrash)
+}
+
 func TestCrashAfterSendBeforeMarkResends(t *testing.T) {
 	f := newFixture(t)
 	ids := f.addEvents(t, 5, "")
 	r := f.relay(t, "crashy", func(c *Config) {
-		c.Hooks.AfterSend = func([]outbox.Event) error { return errors.New("process killed") }
+		c.Queue = crashAfterSend{c.Queue}
 	})
-	if _, err := r.Run(context.Background(), time.Minute); err == nil {
-		t.Fatal("want the simulated crash")
+	if _, err := r.Run(context.Background(), time.Minute); !errors.Is(err, ErrCrash) {
+		t.Fatalf("got %v, want the simulated crash", err)
 	}
 	// Rows are still pending and leased: nobody else sends them yet.
 	if rep, _ := f.relay(t, "other").Run(context.Background(), time.Minute); rep.Claimed != 0 {
@@ -498,5 +510,62 @@ func TestBlockedRowsDoNotHideClaimableOnes(t *testing.T) {
 	// The 8 rows behind the leased one never reach the claim.
 	if rep.Stopped != "drained" || rep.Blocked != 0 || rep.Pending != 9 {
 		t.Errorf("report %+v, want drained, none seen blocked, 9 pending", rep)
+	}
+}
+
+// crashOnce is a queue whose first accepted batch is the last thing the
+// process does; later batches are accepted as usual.
+type crashOnce struct {
+	queue.Queue
+	crashed *atomic.Bool
+}
+
+func (q crashOnce) SendBatch(ctx context.Context, url string, msgs []queue.OutMessage) ([]queue.SendResult, error) {
+	res, err := q.Queue.SendBatch(ctx, url, msgs)
+	if err != nil || !q.crashed.CompareAndSwap(false, true) {
+		return res, err
+	}
+	return res, fmt.Errorf("%w: process killed", ErrCrash)
+}
+
+// A crash in the fast path after the queue accepted one of a dispatch's
+// batches marks no row of the dispatch, not even those of the batches the
+// queue accepted before or after: the process is dead. The relay sends
+// every row again.
+func TestDispatchCrashAfterSendMarksNothing(t *testing.T) {
+	f := newFixture(t)
+	var evs []outbox.Event
+	err := f.store.InTx(context.Background(), func(ctx context.Context, tx store.Tx) error {
+		evs = evs[:0]
+		for i := 0; i < 15; i++ { // two batches
+			id := f.newID()
+			e := outbox.Event{ID: id, AggregateType: "saga", AggregateID: "agg-" + id, EventType: outbox.TypeSagaAdvance,
+				Destination: outbox.DestSagaCommands, Payload: []byte(`{}`), Metadata: map[string]string{},
+				Status: outbox.StatusPending, NextAttemptAt: f.clock.Now(), CreatedAt: f.clock.Now(), Version: 1}
+			if err := tx.InsertOutbox(ctx, e); err != nil {
+				return err
+			}
+			evs = append(evs, e)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var crashed atomic.Bool
+	f.relay(t, "fast", func(c *Config) { c.Queue = crashOnce{Queue: c.Queue, crashed: &crashed} }).
+		Dispatch(context.Background(), evs)
+	if !crashed.Load() {
+		t.Fatal("the dispatch never reached the queue")
+	}
+	rep, err := f.relay(t, "other").Run(context.Background(), time.Minute)
+	if err != nil || rep.Published != len(evs) {
+		t.Fatalf("relay after the crash: %+v %v; want all %d rows published", rep, err, len(evs))
+	}
+	counts, _ := f.drain(t)
+	for _, e := range evs {
+		if counts[e.ID] != 2 {
+			t.Errorf("event %s delivered %d times, want 2 (once before the crash, once after)", e.ID, counts[e.ID])
+		}
 	}
 }

@@ -180,6 +180,9 @@ func (r *Relay) Dispatch(ctx context.Context, events []outbox.Event) {
 	}
 	start := time.Now()
 	results := r.send(ctx, events)
+	if err := crashed(results); err != nil {
+		return // the process is dead: nothing is marked
+	}
 	var ok []outbox.Event
 	for _, o := range results {
 		if o.err == nil {

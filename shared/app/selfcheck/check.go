@@ -72,7 +72,7 @@ type Config struct {
 func (c Config) Validate() error {
 	var p validate.Problems
 	validate.NotNegative(&p, "CheckTimeout", c.CheckTimeout)
-	return p.Err("selfcheck.Run")
+	return p.Err("selfcheck")
 }
 
 // setDefaults gives each zero field of c its documented default.

@@ -85,7 +85,7 @@ func line(t *testing.T, r selfcheck.Report, check string) selfcheck.Line {
 // configured queue, the store read, the clock and the schema.
 func TestLocalAppPasses(t *testing.T) {
 	a := newLocalApp(t, nil)
-	r := a.SelfCheck(context.Background(), "outboxrelay", "")
+	r := a.Queries.SelfCheck.Check(context.Background(), "outboxrelay", "")
 	if r.Verdict != selfcheck.Pass {
 		t.Fatalf("verdict %s, want PASS: %+v", r.Verdict, r.Lines)
 	}
@@ -134,7 +134,7 @@ func TestSecretsAreRedacted(t *testing.T) {
 // report's verdict is FAIL.
 func TestMissingQueueFails(t *testing.T) {
 	a := newLocalApp(t, func(c *config.Config) { c.QueueURLs.OrderEvents = "sqlitequeue:///no-such-queue" })
-	r := a.SelfCheck(context.Background(), "outboxrelay", "")
+	r := a.Queries.SelfCheck.Check(context.Background(), "outboxrelay", "")
 	l := line(t, r, "queue.order-events")
 	if l.Verdict != selfcheck.Fail || !strings.Contains(l.Detail, "ORDER_EVENTS_QUEUE_URL") || l.Fix == "" {
 		t.Errorf("line %+v", l)

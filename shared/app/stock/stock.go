@@ -234,6 +234,16 @@ func Settle(ctx context.Context, tx store.Tx, sagaID string, now time.Time) erro
 	return SettleKnown(ctx, tx, r, now)
 }
 
+// SettleIn is Settle as the saga's inventory port: with known (the
+// reservation an earlier transaction stored for sagaID) it is SettleKnown,
+// without it Settle.
+func (s *Service) SettleIn(ctx context.Context, tx store.Tx, sagaID string, known *inventory.Reservation, now time.Time) error {
+	if known != nil && known.ID == sagaID {
+		return SettleKnown(ctx, tx, *known, now)
+	}
+	return Settle(ctx, tx, sagaID, now)
+}
+
 // SettleKnown is Settle for a reservation r the caller already has (as an
 // earlier committed transaction of ReserveIn stored it), so it is not read
 // again: its update expects r.Version, so if the reservation changed since,

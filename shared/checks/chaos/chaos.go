@@ -13,7 +13,10 @@
 // workload, the faults, the provider, the backoff jitter), ids come from
 // counters, and time is a fake clock the run advances (leases, backoffs and
 // visibility timeouts expire without sleeping). Duplicate client requests
-// run concurrently; their outcome does not depend on which one wins.
+// run concurrently; their outcome does not depend on which one wins. A
+// fault decided inside a store transaction, which the store may run again,
+// is the same on every run of it and counted once (injector), so the run
+// does not depend on how often its transactions ran.
 package chaos
 
 import (
@@ -119,6 +122,12 @@ type Options struct {
 	// sub-row holds exactly what the live reservations took from it.
 	// Turns on Strict.
 	Sharded bool
+
+	// rerunTx makes the store under the run's decorators run every
+	// transaction whose closure succeeds twice, rolling the first run back,
+	// as SQLite does after a busy database or a failed group commit (tests
+	// prove a run does not depend on how often its transactions ran).
+	rerunTx bool
 }
 
 // multi reports whether the run plays several instances per component.
@@ -202,6 +211,11 @@ type Report struct {
 	DLQMoves int `json:"dlq_moves"`
 	// DrainRounds is how many drain rounds the relay and recovery needed.
 	DrainRounds int `json:"drain_rounds"`
+	// FoldedSteps is the number of steps saved in the save transaction of
+	// the step before them, as production saves a chained store-only
+	// step: step-log lines whose command id names no outbox row and no
+	// message sent in a transaction (in-tx runs commit those without rows).
+	FoldedSteps int `json:"folded_steps"`
 	// Simulated is the fake time the run covered.
 	Simulated time.Duration `json:"simulated"`
 	// Elapsed is the wall time of the run.

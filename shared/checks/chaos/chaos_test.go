@@ -78,6 +78,13 @@ func TestRunHoldsGuarantees(t *testing.T) {
 			if rep.Requests <= rep.Orders {
 				t.Errorf("%d requests for %d orders: no duplicate client requests", rep.Requests, rep.Orders)
 			}
+			// Crashes are injected into the step table (after a call's
+			// effect, inside a store-only step's save), so store-only steps
+			// still fold into the save before, as in production.
+			if rep.FoldedSteps == 0 || rep.Crashes["step_after_effect"] == 0 || rep.Crashes["advancer_in_save"] == 0 {
+				t.Errorf("folded steps %d, crashes after a step %d, in a save %d: all should occur",
+					rep.FoldedSteps, rep.Crashes["step_after_effect"], rep.Crashes["advancer_in_save"])
+			}
 		})
 	}
 }
@@ -104,13 +111,13 @@ func TestCheckerCatchesBrokenProduct(t *testing.T) {
 	}{{
 		name: "stock reserved twice",
 		tamper: func(a *app.App) {
-			withAdvancer(a, func(c *orchestrator.AdvancerConfig) { c.Inventory = doubleReserve{a.Stock} })
+			withAdvancer(a, func(c *orchestrator.AdvancerConfig) { c.Inventory = doubleReserve{a.Commands.Stock} })
 		},
 		want: "belongs to no saga",
 	}, {
 		name: "charged twice",
 		tamper: func(a *app.App) {
-			withAdvancer(a, func(c *orchestrator.AdvancerConfig) { c.Payments = doubleCharge{a.Payments} })
+			withAdvancer(a, func(c *orchestrator.AdvancerConfig) { c.Payments = doubleCharge{a.Commands.Payments} })
 		},
 		want: "ledger entry",
 	}, {
@@ -176,13 +183,11 @@ func TestCheckerCatchesBrokenProduct(t *testing.T) {
 }
 
 // withAdvancer rebuilds a's advancer with change applied to its
-// configuration, keeping its test hooks.
+// configuration (its step table keeps the run's injected faults).
 func withAdvancer(a *app.App, change func(*orchestrator.AdvancerConfig)) {
-	c := a.Advancer.Config()
+	c := a.Commands.Advancer.Config()
 	change(&c)
-	adv := must(orchestrator.NewAdvancer(c))
-	adv.Fault, adv.AfterStep = a.Advancer.Fault, a.Advancer.AfterStep
-	a.Advancer = adv
+	a.Commands.Advancer = must(orchestrator.NewAdvancer(c))
 }
 
 // doubleReserve reserves every saga's stock a second time under another key.

@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -15,7 +16,11 @@ import (
 // faultyStore is a store.Store decorator injecting transient failures: some
 // InTx calls fail before their closure runs, some after it returned (the
 // decorator then fails the transaction from inside, so it rolls back), and
-// some View calls fail before their closure runs.
+// some View calls fail before their closure runs. Each decision is drawn
+// once per call, before the inner store runs the transaction, and holds
+// for every run of the closure: a transaction the inner store runs again
+// (busy, a failed group commit) fails after its work again, so whether it
+// commits does not depend on how often it ran.
 type faultyStore struct {
 	inner  store.Store
 	in     *injector
@@ -25,24 +30,28 @@ type faultyStore struct {
 
 var _ store.Store = (*faultyStore)(nil)
 
+// errAfterTx is the injected failure of a transaction after its work.
+var errAfterTx = apperr.New(apperr.Transient, "chaos: transaction aborted after its work")
+
 // InTx implements store.Store (contract of the inner store, plus injected
 // Transient errors).
 func (s *faultyStore) InTx(ctx context.Context, fn func(ctx context.Context, tx store.Tx) error) error {
 	if s.in.fire(s.faults, "store_before_tx", s.f.StoreBefore) {
 		return apperr.New(apperr.Transient, "chaos: store unavailable")
 	}
-	after := s.in.fire(nil, "", s.f.StoreAfter)
-	return s.inner.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+	if !s.in.fire(nil, "", s.f.StoreAfter) {
+		return s.inner.InTx(ctx, fn)
+	}
+	err := s.inner.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		if err := fn(ctx, tx); err != nil {
 			return err
 		}
-		if after {
-			after = false // a re-run of the closure (lock conflict) commits
-			s.faults.add("store_after_tx_rollback", 1)
-			return apperr.New(apperr.Transient, "chaos: transaction aborted after its work")
-		}
-		return nil
+		return errAfterTx
 	})
+	if errors.Is(err, errAfterTx) {
+		s.faults.add("store_after_tx_rollback", 1)
+	}
+	return err
 }
 
 // View implements store.Store.
@@ -175,6 +184,14 @@ func (o *origins) note(events []outbox.Event, who string) {
 	}
 }
 
+// has reports whether some fast path dispatched event id.
+func (o *origins) has(id string) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	_, ok := o.m[id]
+	return ok
+}
+
 // of names the component that dispatched event id ("the relay" if none did).
 func (o *origins) of(id string) string {
 	o.mu.Lock()
@@ -189,9 +206,39 @@ var _ outboxwrite.Dispatcher = (*dropper)(nil)
 
 // Dispatch implements outboxwrite.Dispatcher (best effort, never fails).
 func (d *dropper) Dispatch(ctx context.Context, events []outbox.Event) {
+	// Drawn from the stream: a fast path dispatches after its commit, on
+	// the caller's goroutine, outside any transaction.
 	if len(events) > 0 && d.in.fire(d.crashes, d.kind, d.p) {
 		return
 	}
 	d.origin.note(events, d.who)
-	d.inner.Dispatch(ctx, events)
+	d.inner.Dispatch(context.WithValue(ctx, fastPathKey{}, true), events)
+}
+
+// fastPathKey marks the context of a fast-path dispatch: the relay's crash
+// after a send (crashQueue) is a crash of the relay function, not of the
+// writers that dispatch their rows after commit.
+type fastPathKey struct{}
+
+// rerunStore runs every transaction whose closure succeeds a second time
+// after rolling the first run back, as a store does after a busy database
+// or a failed group commit (Options.rerunTx). A closure that fails ends
+// the transaction at once.
+type rerunStore struct{ store.Store }
+
+// errRerun rolls back the first run of a closure (rerunStore).
+var errRerun = errors.New("chaos: run the transaction again")
+
+// InTx implements store.Store.
+func (s rerunStore) InTx(ctx context.Context, fn func(ctx context.Context, tx store.Tx) error) error {
+	err := s.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		if err := fn(ctx, tx); err != nil {
+			return err
+		}
+		return errRerun
+	})
+	if !errors.Is(err, errRerun) {
+		return err
+	}
+	return s.Store.InTx(ctx, fn)
 }

@@ -1,10 +1,15 @@
 package chaos
 
 import (
+	"context"
+	"encoding/binary"
+	"hash/fnv"
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -16,10 +21,14 @@ type Faults struct {
 	AdvancerDropDispatch float64 // saga step saved, process dies before dispatching the next command
 	RecoveryDropDispatch float64 // recovery wrote a re-drive, process dies before dispatching it
 	RelayCrashAfterSend  float64 // relay sent a batch, process dies before marking it published
-	CrashAfterStep       float64 // a forward step's effect happened, process dies before the saga is saved
-	CrashAfterComp       float64 // a compensation's effect happened, process dies before the saga is saved
-	InvocationCrash      float64 // the advancer dies part-way through a batch (nothing acknowledged)
-	LostAck              float64 // the advancer finished but the trigger never deleted the batch
+	CrashAfterStep       float64 // a forward step's participant call had its effect, process dies before the saga is saved
+	CrashAfterComp       float64 // a compensation's participant call had its effect, process dies before the saga is saved
+	// CrashInSave: the advancer dies inside the save transaction of a step
+	// or compensation that touches only the store (it has no effect
+	// outside it); the transaction rolls back with every step folded into it.
+	CrashInSave     float64
+	InvocationCrash float64 // the advancer dies part-way through a batch (nothing acknowledged)
+	LostAck         float64 // the advancer finished but the trigger never deleted the batch
 	// PoisonMessage is the share of new saga commands that crash the
 	// advancer whenever they are in its batch — until the queue moves them
 	// to the DLQ after max_receive_count deliveries (also while draining).
@@ -30,7 +39,7 @@ type Faults struct {
 	StaleRedeliver  float64 // an old batch is delivered again later
 	BatchesPerTick  int     // batches received per tick before the shuffled invocation
 
-	// Step outcomes forced through the advancer's Fault hook.
+	// Step outcomes forced through the advancer's step table (orchestrator.InjectFaults).
 	StepTransient    float64 // a step or compensation fails transiently (retried with backoff)
 	ConfirmRejected  float64 // confirm_order fails for good: refund, release and cancel run
 	CompensationDies float64 // a compensation fails for good: the saga fails and is dead-lettered
@@ -64,7 +73,7 @@ type Faults struct {
 func DefaultFaults() Faults {
 	return Faults{
 		APIDropDispatch: 0.10, AdvancerDropDispatch: 0.08, RecoveryDropDispatch: 0.2, RelayCrashAfterSend: 0.15,
-		CrashAfterStep: 0.05, CrashAfterComp: 0.10, InvocationCrash: 0.04, LostAck: 0.04, PoisonMessage: 0.01,
+		CrashAfterStep: 0.10, CrashAfterComp: 0.10, CrashInSave: 0.04, InvocationCrash: 0.04, LostAck: 0.04, PoisonMessage: 0.01,
 		DuplicateInvoke: 0.10, StaleRedeliver: 0.05, BatchesPerTick: 3,
 		StepTransient: 0.03, ConfirmRejected: 0.04, CompensationDies: 0.01,
 		StoreBefore: 0.02, StoreAfter: 0.02, StoreView: 0.01,
@@ -75,35 +84,59 @@ func DefaultFaults() Faults {
 	}
 }
 
-// injector draws the run's fault decisions from one seeded source and
-// counts what it injected. While off it injects nothing and draws nothing,
-// so the sequence of draws — and the run — depends only on the seed. Safe
-// for concurrent use.
+// injector decides the run's faults from its seed and counts what it
+// injected. While off it injects nothing and draws nothing. Safe for
+// concurrent use.
 //
-// A component whose calls can overlap another's draws from a stream of its
-// own (stream): the relay sends a round while it records the previous one
+// fire, float and intn draw the next value of a seeded stream: the run
+// replays from its seed only if they are called the same number of times
+// in the same order, so they are called only where that holds — outside
+// any store transaction, on the run's goroutine or on a stream of their
+// own (stream: the relay sends a round while it records the previous one
 // and claims the next, so the queue's decisions and the store's would
 // otherwise interleave in whatever order the two goroutines reach the
-// source, and two runs of one seed would differ.
+// source). Code inside a transaction, which the store may run again (busy,
+// a failed group commit), decides with keyed or once, which give every
+// run of it the same answer and count the fault once:
+//   - keyed is a pure function of the seed, the fault's kind and a key
+//     naming the opportunity, for keys the seed fixes (a saga's
+//     correlation id and token, the invocation);
+//   - once draws from the stream the first time a key is asked and keeps
+//     the answer, for keys that name the opportunity but that the seed
+//     does not fix (event ids, which concurrent duplicate requests race
+//     for); the first asks follow the run's order.
 type injector struct {
 	mu     sync.Mutex
 	on     bool // the root's switch; a stream follows its root's
+	seed   uint64
 	rnd    *rand.Rand
 	parent *injector // the root, for a stream
+	// decided holds the answers once gave, by kind and key.
+	decided map[string]bool
+}
+
+// newInjector returns the root injector of a run with seed, off.
+func newInjector(seed uint64) *injector {
+	return &injector{seed: seed, rnd: rand.New(rand.NewPCG(seed, 0xc4a05))}
 }
 
 // stream returns an injector drawing from its own source (seed, salt),
 // injecting exactly while in is on.
 func (in *injector) stream(seed, salt uint64) *injector {
-	return &injector{rnd: rand.New(rand.NewPCG(seed, salt)), parent: in}
+	return &injector{seed: in.seed, rnd: rand.New(rand.NewPCG(seed, salt)), parent: in}
+}
+
+// root is the injector whose switch and keyed faults in shares.
+func (in *injector) root() *injector {
+	if in.parent != nil {
+		return in.parent
+	}
+	return in
 }
 
 // enabled reports whether the run injects now.
 func (in *injector) enabled() bool {
-	root := in
-	if in.parent != nil {
-		root = in.parent
-	}
+	root := in.root()
 	root.mu.Lock()
 	defer root.mu.Unlock()
 	return root.on
@@ -122,6 +155,37 @@ func (in *injector) fire(t *tally, kind string, p float64) bool {
 		t.add(kind, 1)
 	}
 	return hit
+}
+
+// keyed reports whether to inject the fault kind at the opportunity key
+// (probability p): a pure function of the run's seed, kind and key, so
+// every call with one key gets one answer however often and in whatever
+// order the code asking runs. A fault that fires is counted as kind in t
+// the first time its key fires only: the report counts faults, not the
+// runs of a transaction that met one.
+func (in *injector) keyed(t *tally, kind string, p float64, key string) bool {
+	if p <= 0 || !in.enabled() || unit(in.seed, kind, key) >= p {
+		return false
+	}
+	t.once(kind, key)
+	return true
+}
+
+// unit maps (seed, kind, key) to a uniform value in [0,1): FNV-1a over the
+// three, then the SplitMix64 finaliser to spread the bits.
+func unit(seed uint64, kind, key string) float64 {
+	h := fnv.New64a()
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], seed)
+	h.Write(b[:])
+	h.Write([]byte(kind))
+	h.Write([]byte{0})
+	h.Write([]byte(key))
+	z := h.Sum64() + 0x9e3779b97f4a7c15
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	z ^= z >> 31
+	return float64(z>>11) / (1 << 53)
 }
 
 // float returns a uniform draw in [0,1) (0 while off).
@@ -151,10 +215,63 @@ func (in *injector) set(on bool) {
 	in.on = on
 }
 
+// once reports whether to inject the fault kind at the opportunity key
+// (probability p): the first ask with key draws from the stream, every
+// later ask gets the same answer. A fault that fires is counted as kind
+// in t once.
+func (in *injector) once(t *tally, kind string, p float64, key string) bool {
+	if p <= 0 || !in.enabled() {
+		return false
+	}
+	id := kind + "\x00" + key
+	in.mu.Lock()
+	hit, seen := in.decided[id]
+	if !seen {
+		hit = in.rnd.Float64() < p
+		if in.decided == nil {
+			in.decided = map[string]bool{}
+		}
+		in.decided[id] = hit
+	}
+	in.mu.Unlock()
+	if hit {
+		t.once(kind, key)
+	}
+	return hit
+}
+
+// invocationKey tags the context of one invocation of the advancer the run
+// makes (a batch): step faults name their opportunity with it (stepKey), so
+// a step that a later delivery runs again is decided anew, while a
+// transaction the store runs again within one invocation is not.
+type invocationKey struct{}
+
+// untagged numbers the opportunities met under a context no invocation
+// tagged: each gets a key of its own.
+var untagged atomic.Uint64
+
+// invoked returns ctx tagged with the run's next invocation number (in a
+// sequential run the numbers follow the run's own order, so they replay).
+func (w *world) invoked(ctx context.Context) context.Context {
+	return context.WithValue(ctx, invocationKey{}, w.invocations.Add(1))
+}
+
+// invocation names the invocation ctx belongs to ("i<n>"), or, for an
+// untagged context, a fresh name per call ("u<n>"): such a decision is
+// not repeated if its code runs again.
+func invocation(ctx context.Context) string {
+	if n, ok := ctx.Value(invocationKey{}).(uint64); ok {
+		return "i" + strconv.FormatUint(n, 10)
+	}
+	return "u" + strconv.FormatUint(untagged.Add(1), 10)
+}
+
 // tally is a set of named counters. Safe for concurrent use.
 type tally struct {
 	mu sync.Mutex
 	m  map[string]int
+	// seen holds the (name, key) pairs once counted.
+	seen map[string]bool
 }
 
 func newTally() *tally { return &tally{m: map[string]int{}} }
@@ -167,6 +284,25 @@ func (t *tally) add(name string, n int) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.m[name] += n
+}
+
+// once adds 1 to the counter name the first time it is called with key
+// (for name); a nil tally counts nothing.
+func (t *tally) once(name, key string) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	id := name + "\x00" + key
+	if t.seen[id] {
+		return
+	}
+	if t.seen == nil {
+		t.seen = map[string]bool{}
+	}
+	t.seen[id] = true
+	t.m[name]++
 }
 
 func (t *tally) get(name string) int {

@@ -103,8 +103,8 @@ func (w *world) skewed(d time.Duration) func() time.Time {
 func (w *world) vary(cfg *config.Config) {
 	r := rand.New(rand.NewPCG(w.opts.Seed, 0x5e77))
 	pickD := func(ds ...time.Duration) time.Duration { return ds[r.IntN(len(ds))] }
-	cfg.Relay.Shards = 2 + r.IntN(3) // 2..4, lowered half-way (redeployShards)
-	cfg.Saga.Lease = pickD(3*time.Second, 5*time.Second, 10*time.Second, 30*time.Second)
+	cfg.Relay.Shards = 2 + r.IntN(3)                                                       // 2..4, lowered half-way (redeployShards)
+	cfg.Saga.Lease = pickD(11*time.Second, 15*time.Second, 20*time.Second, 30*time.Second) // above the longest step timeout (10 s), as NewAdvancer requires
 	cfg.Relay.Lease = pickD(2*time.Second, 5*time.Second, 30*time.Second)
 	cfg.Recovery.StuckAfter = pickD(20*time.Second, time.Minute, 2*time.Minute)
 	cfg.Payment.BreakerThreshold = 2 + r.IntN(4)

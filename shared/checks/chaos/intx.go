@@ -62,7 +62,7 @@ func (d *txDropper) PublishInTx(ctx context.Context, tx store.Tx, events []outbo
 type txFaultyQueue struct {
 	*faultyQueue
 	// sent counts the messages SendInTx stored (in transactions that may
-	// still roll back).
+	// still roll back), each once however often its transaction ran.
 	sent *tally
 }
 
@@ -77,17 +77,23 @@ func (q *txFaultyQueue) SendInTx(ctx context.Context, tx store.Tx, url string, m
 	if q.refuse != nil && q.refuse(url) != nil {
 		return nil, true, apperr.New(apperr.Invalid, "chaos: the queue is down; the rows wait for the relay")
 	}
-	if q.in.fire(q.faults, "queue_send_in_tx_refused", q.f.QueueSendInTxRefused) {
+	// SendInTx runs inside a transaction the store may run again: the
+	// batch's decisions are drawn on its first send and kept for every
+	// later run (once), named by the url and the first message's event.
+	key := url
+	if len(msgs) > 0 {
+		key += "/" + outKey(msgs[0])
+	}
+	if q.in.once(q.faults, "queue_send_in_tx_refused", q.f.QueueSendInTxRefused, key) {
 		return nil, true, apperr.New(apperr.Invalid, "chaos: queue refused the in-transaction send")
 	}
-	if q.in.fire(nil, "", q.f.QueueSendInTxFailed) {
-		if q.in.intn(2) == 0 {
-			q.faults.add("queue_send_in_tx_failed_before", 1)
+	if q.in.once(nil, "queue_send_in_tx_failed", q.f.QueueSendInTxFailed, key) {
+		if q.in.once(q.faults, "queue_send_in_tx_failed_before", 0.5, key) {
 			return nil, true, errQueue("in-transaction send")
 		}
 		res, ok, err := ts.SendInTx(ctx, tx, url, msgs)
 		if ok && err == nil {
-			q.faults.add("queue_send_in_tx_failed_after", 1)
+			q.faults.once("queue_send_in_tx_failed_after", key)
 			return nil, true, errQueue("in-transaction send answer")
 		}
 		return res, ok, err
@@ -96,7 +102,7 @@ func (q *txFaultyQueue) SendInTx(ctx context.Context, tx store.Tx, url string, m
 	if ok && err == nil {
 		for _, r := range res {
 			if r.Err == nil {
-				q.sent.add("in_tx_sends", 1)
+				q.sent.once("in_tx_sends", key+"/"+r.ID)
 			}
 		}
 	}

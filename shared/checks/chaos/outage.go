@@ -127,7 +127,7 @@ func (w *world) idle(ctx context.Context, d time.Duration) {
 // dead letter is redriven (the outage made them; the cause is gone).
 func (w *world) redriveOutbox(ctx context.Context) {
 	for k := 0; k < 20; k++ {
-		rep, err := w.app.Redrive.Execute(ctx, redrive.Command{Action: "redrive", Source: "outbox",
+		rep, err := w.app.Commands.Redrive.Execute(ctx, redrive.Command{Action: "redrive", Source: "outbox",
 			Filter: &redrive.CommandFilter{Status: "open"}, Max: 1000, RatePerSec: 100, Actor: "chaos", Reason: "order-events is back"})
 		if err != nil {
 			fmt.Fprintf(w.opts.Log, "chaos: redrive after the events outage: %v\n", err)

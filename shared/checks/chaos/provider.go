@@ -86,7 +86,7 @@ func (w *world) newProvider() {
 // instance's clock now. The policy is the production one otherwise
 // (payments.NewGuarded with the instance's configuration), one per instance
 // as one per function instance in the cloud.
-func (w *world) provider(cfg config.Payment, now func() time.Time, n uint64) payments.Provider {
+func (w *world) provider(cfg config.PaymentSettings, now func() time.Time, n uint64) payments.Provider {
 	g, err := payments.NewGuarded(payments.GuardedConfig{
 		Provider: &truthProvider{sim: w.sim, in: w.in, f: &w.faults, faults: w.faultsN, fx: w.fx},
 		Policy: payments.PolicyConfig{

@@ -39,6 +39,17 @@ func (w *world) report(s *snapshot, violations []string) Report {
 	for _, d := range s.dead {
 		r.DeadLettersBy[string(d.Source)]++
 	}
+	rows := make(map[string]bool, len(s.outbox))
+	for _, e := range s.outbox {
+		rows[e.ID] = true
+	}
+	for _, lines := range s.logs {
+		for _, l := range lines {
+			if l.MessageID != "" && !rows[l.MessageID] && !w.origin.has(l.MessageID) {
+				r.FoldedSteps++
+			}
+		}
+	}
 	for _, n := range s.inDLQ {
 		r.DLQMoves += n
 	}
@@ -108,6 +119,7 @@ func (r Report) WriteTable(out io.Writer) {
 	group("dead letters", r.DeadLettersBy)
 	row("DLQ moves", r.DLQMoves)
 	row("drain rounds", r.DrainRounds)
+	row("steps saved with the step before (folded)", r.FoldedSteps)
 	total := 0
 	for _, n := range r.ViolationsBy {
 		total += n

@@ -28,3 +28,21 @@ func TestSequentialRunIsReproducible(t *testing.T) {
 		t.Errorf("two runs with seed 3 differ:\n%+v\n%+v", a, b)
 	}
 }
+
+// A store runs a transaction again when SQLite is busy or a group commit
+// failed (YDB after a lock conflict), so code inside a transaction may run
+// twice for one save. A run whose every transaction ran twice (the first
+// run rolled back) reports exactly what a run with single runs reports:
+// no fault decision, tally or id depends on how often a transaction ran.
+func TestRunDoesNotDependOnTransactionReruns(t *testing.T) {
+	orders := 150
+	if raceEnabled {
+		orders = 60
+	}
+	a := run(t, Options{Orders: orders, Seed: 5})
+	b := run(t, Options{Orders: orders, Seed: 5, rerunTx: true})
+	a.Elapsed, b.Elapsed = 0, 0
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("a run with every transaction run twice differs:\n%+v\n%+v", a, b)
+	}
+}

@@ -24,7 +24,7 @@ var shardPlan = []struct {
 // shardStock spreads the sharded SKUs over their sub-rows.
 func (w *world) shardStock(ctx context.Context) error {
 	for _, p := range shardPlan {
-		if _, err := w.app.Stock.SetShards(ctx, "chaos-operator", p.sku, p.shards); err != nil {
+		if _, err := w.app.Commands.Stock.SetShards(ctx, "chaos-operator", p.sku, p.shards); err != nil {
 			return fmt.Errorf("chaos: shard %s: %w", p.sku, err)
 		}
 	}
@@ -43,7 +43,7 @@ func (w *world) operate(ctx context.Context) {
 	}
 	n := w.operations
 	w.operations++
-	a := w.app.Stock
+	a := w.app.Commands.Stock
 	try := func(what string, op func() error) {
 		err := op()
 		for i := 0; i < 4 && apperr.Is(err, apperr.Transient); i++ {

@@ -141,7 +141,7 @@ func (w *world) invoke(ctx context.Context, a *app.App, raw []byte, msgs []queue
 		}
 	}
 	w.mu.Unlock()
-	if _, err := handlers.Registry["sagaadvancer"](ctx, a, raw); err != nil {
+	if _, err := handlers.Registry["sagaadvancer"](w.invoked(ctx), a, raw); err != nil {
 		w.invFail.add("sagaadvancer", 1)
 		return false
 	}

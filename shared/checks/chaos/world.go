@@ -41,6 +41,7 @@ type world struct {
 	opts   Options
 	faults Faults
 	in     *injector
+	qin    *injector // the queue's stream (the relay's sends draw from it)
 	clock  *clock
 	// outages are the long outages of an Outages run (nil otherwise).
 	outages *outages
@@ -57,6 +58,8 @@ type world struct {
 	visibility                time.Duration
 
 	requests atomic.Int64 // POST /orders sent
+	// invocations numbers the function invocations (invoked).
+	invocations atomic.Uint64
 
 	// Instances (multi-instance modes): cfg is the deployed configuration,
 	// roles the App instances playing each component ("api", "advancer",
@@ -103,7 +106,7 @@ func newWorld(ctx context.Context, opts Options) (*world, func(), error) {
 	w := &world{opts: opts, clock: newClock(opts.Advancing), keys: make([]*keyRun, opts.Orders),
 		delivered: map[string]int{}, poison: map[string]bool{}, origin: &origins{m: map[string]string{}},
 		crashes: newTally(), faultsN: newTally(), retries: newTally(), msgs: newTally(), invFail: newTally(), inTx: newTally(),
-		in: &injector{rnd: rand.New(rand.NewPCG(opts.Seed, 0xc4a05))},
+		in: newInjector(opts.Seed),
 		wl: rand.New(&lockedSource{src: rand.NewPCG(opts.Seed, 0x0dde5)})}
 	w.faults = DefaultFaults()
 	if opts.Faults != nil {
@@ -179,10 +182,15 @@ func (w *world) build(ctx context.Context, path string) error {
 	if err != nil {
 		return fmt.Errorf("chaos: open queue: %w", err)
 	}
-	w.fstore = &faultyStore{inner: w.sqlite, in: w.in, f: &w.faults, faults: w.faultsN}
+	var inner store.Store = w.sqlite
+	if w.opts.rerunTx {
+		inner = rerunStore{w.sqlite}
+	}
+	w.fstore = &faultyStore{inner: inner, in: w.in, f: &w.faults, faults: w.faultsN}
 	// The queue draws from a stream of its own: the relay's sends overlap
 	// its store transactions (see injector).
-	fq := &faultyQueue{inner: q, in: w.in.stream(w.opts.Seed, queueStream), f: &w.faults, faults: w.faultsN, refuse: w.eventsRefuse}
+	w.qin = w.in.stream(w.opts.Seed, queueStream)
+	fq := &faultyQueue{inner: q, in: w.qin, f: &w.faults, faults: w.faultsN, refuse: w.eventsRefuse}
 	w.fqueue = fq
 	if w.opts.InTx {
 		// The queue already shares the store's *sql.DB (as localwiring
@@ -214,7 +222,7 @@ func (w *world) build(ctx context.Context, path string) error {
 		"sku-a": int64(6 * w.opts.Orders), "sku-b": int64(w.opts.Orders/2 + 5),
 		"sku-c": int64(w.opts.Orders/8 + 5), "sku-out": 0,
 	}
-	if err := w.app.Stock.Seed(ctx, w.initial); err != nil {
+	if err := w.app.Commands.Stock.Seed(ctx, w.initial); err != nil {
 		return fmt.Errorf("chaos: seed stock: %w", err)
 	}
 	if w.opts.Sharded {
@@ -282,19 +290,16 @@ func findUp(rel string) (string, error) {
 }
 
 // instanceOptions adds to opt what the run puts into the use cases as they
-// are built: the crash and fault hooks of the relay and the order API's
-// fast path, the relay's seeded backoff jitter and counters, and the
+// are built: the relay's crash after a send (a decorator on its queue) and
+// the order API's dropped fast path, the relay's seeded backoff jitter and counters, and the
 // run's payment provider; n numbers the instance (its jitter streams).
 func (w *world) instanceOptions(cfg config.Config, opt app.Options, n uint64) app.Options {
 	f := &w.faults
 	opt.Orders = func(c *orders.Config) { c.Dispatcher = w.dropper("api", f.APIDropDispatch, c.Dispatcher) }
 	opt.Relay = func(c *relay.Config) {
-		c.Hooks.AfterSend = func(sent []outbox.Event) error {
-			if len(sent) > 0 && w.in.fire(w.crashes, "relay_after_send", f.RelayCrashAfterSend) {
-				return errCrash
-			}
-			return nil
-		}
+		// Drawn from the queue's stream: the relay sends on a goroutine of
+		// its own while it records and claims through the store (injector).
+		c.Queue = crashAfterSend(c.Queue, func() bool { return w.qin.fire(w.crashes, "relay_after_send", f.RelayCrashAfterSend) })
 		c.Backoff.Rand = resilience.NewRand(w.opts.Seed + 1 + 16*n)
 		onFailed := c.Hooks.OnFailed
 		c.Hooks.OnFailed = func(dest string, k int) {
@@ -319,19 +324,20 @@ func (w *world) dropper(who string, p float64, inner outboxwrite.Dispatcher) out
 	return d
 }
 
-// wireFaults puts the crash and fault hooks on the App's saga components,
+// wireFaults injects the crashes and faults into the advancer's step table
+// (orchestrator.InjectFaults) and the dispatchers of the saga components,
 // seeds their backoff jitter, and chains counters onto their metric hooks.
 func (w *world) wireFaults(a *app.App, n uint64) {
 	f := &w.faults
-	drop := func(who string, p float64) outboxwrite.Dispatcher { return w.dropper(who, p, a.Relay) }
+	drop := func(who string, p float64) outboxwrite.Dispatcher { return w.dropper(who, p, a.Commands.Relay) }
 	// The advancer and the recovery are built anew with the run's
 	// dispatcher, jitter and counters (they take no change after
 	// construction).
-	adv := a.Advancer.Config()
+	adv := a.Commands.Advancer.Config()
 	adv.Dispatcher = drop("advancer", f.AdvancerDropDispatch)
-	rec := a.Recovery.Config()
+	rec := a.Commands.Recovery.Config()
 	rec.Dispatcher = drop("recovery", f.RecoveryDropDispatch)
-	a.Recovery = must(orchestrator.NewRecovery(rec))
+	a.Commands.Recovery = must(orchestrator.NewRecovery(rec))
 	adv.Backoff.Rand = resilience.NewRand(w.opts.Seed + 2 + 16*n)
 	h := adv.Hooks
 	onMsg, onStep := h.OnMessage, h.OnStep
@@ -350,28 +356,117 @@ func (w *world) wireFaults(a *app.App, n uint64) {
 		}
 	}
 	adv.Hooks = h
-	a.Advancer = must(orchestrator.NewAdvancer(adv))
-	a.Advancer.AfterStep = func(_ string, dir saga.Direction) error {
-		kind, p := "step_after_effect", f.CrashAfterStep
-		if dir == saga.Compensate {
-			kind, p = "compensation_after_effect", f.CrashAfterComp
-		}
-		if w.in.fire(w.crashes, kind, p) {
-			return errCrash
-		}
-		return nil
+	// A step's faults are keyed by the step run (stepKey): an action inside
+	// a save transaction is asked again when the store runs the
+	// transaction again, and must get the same answer.
+	adv.Steps = orchestrator.InjectFaults(adv.Steps, orchestrator.Faults{
+		CrashAfter: func(ctx context.Context, at orchestrator.FaultPoint) error {
+			kind, p := "step_after_effect", f.CrashAfterStep
+			switch {
+			case at.InTx:
+				kind, p = "advancer_in_save", f.CrashInSave
+			case at.Dir == saga.Compensate:
+				kind, p = "compensation_after_effect", f.CrashAfterComp
+			}
+			if w.in.keyed(w.crashes, kind, p, stepKey(ctx, at)) {
+				return errCrash
+			}
+			return nil
+		},
+		Fail: func(ctx context.Context, at orchestrator.FaultPoint) error {
+			key := stepKey(ctx, at)
+			switch {
+			case at.Dir == saga.Compensate && w.in.keyed(w.faultsN, "compensation_gave_up", f.CompensationDies, key):
+				return apperr.New(apperr.Invalid, "chaos: compensation %s refused for good", at.Step)
+			case at.Dir == saga.Forward && at.Step == saga.StepConfirmOrder && w.in.keyed(w.faultsN, "confirm_rejected", f.ConfirmRejected, key):
+				return apperr.New(apperr.Rejected, "chaos: confirmation refused")
+			case w.in.keyed(w.faultsN, "step_transient", f.StepTransient, key):
+				return apperr.New(apperr.Transient, "chaos: %s unavailable", at.Step)
+			}
+			return nil
+		},
+	})
+	a.Commands.Advancer = must(orchestrator.NewAdvancer(adv))
+}
+
+// stepKey names one run of a step for keyed faults: the invocation that
+// runs it and the saga's token (step, direction, attempt, epoch), the saga
+// named by its correlation id — the order's idempotency key, drawn from the
+// workload stream — not by its id: ids come from one counter that
+// concurrent duplicate requests race for, so they are not fixed by the
+// seed. Every run of one save transaction shares the key; a later delivery
+// of the same command (after a crash rolled the step back) is another
+// invocation.
+func stepKey(ctx context.Context, at orchestrator.FaultPoint) string {
+	name := at.Saga.CorrelationID
+	if name == "" {
+		name = "id:" + at.Saga.ID
 	}
-	a.Advancer.Fault = func(step string, dir saga.Direction) error {
-		switch {
-		case dir == saga.Compensate && w.in.fire(w.faultsN, "compensation_gave_up", f.CompensationDies):
-			return apperr.New(apperr.Invalid, "chaos: compensation %s refused for good", step)
-		case dir == saga.Forward && step == saga.StepConfirmOrder && w.in.fire(w.faultsN, "confirm_rejected", f.ConfirmRejected):
-			return apperr.New(apperr.Rejected, "chaos: confirmation refused")
-		case w.in.fire(w.faultsN, "step_transient", f.StepTransient):
-			return apperr.New(apperr.Transient, "chaos: %s unavailable", step)
-		}
-		return nil
+	return fmt.Sprintf("%s/%s/%d/%s/%d/%d", invocation(ctx), name, at.Saga.Step, at.Dir, at.Saga.Attempts, at.Saga.Data.Epoch)
+}
+
+// crashQueue is the relay's queue with a crash after the queue accepted a
+// batch and before the relay marks its rows published: when fire says so,
+// SendBatch returns the queue's results with an error wrapping
+// relay.ErrCrash, and the relay records nothing. It crashes the relay's
+// own rounds only, not a fast-path dispatch (fastPathKey): those have
+// their crash before dispatch (dropper). fire is asked once per batch the
+// queue accepted a message of.
+type crashQueue struct {
+	queue.Queue
+	fire func() bool
+}
+
+// txCrashQueue is a crashQueue that forwards relay.TxSender to its queue.
+type txCrashQueue struct {
+	crashQueue
+	ts relay.TxSender
+}
+
+var _ relay.TxSender = txCrashQueue{}
+
+// crashAfterSend decorates q with the crash fire decides (crashQueue),
+// keeping q's relay.TxSender.
+func crashAfterSend(q queue.Queue, fire func() bool) queue.Queue {
+	c := crashQueue{Queue: q, fire: fire}
+	if ts, ok := q.(relay.TxSender); ok {
+		return txCrashQueue{crashQueue: c, ts: ts}
 	}
+	return c
+}
+
+// SendBatch implements queue.Queue.
+func (q crashQueue) SendBatch(ctx context.Context, url string, msgs []queue.OutMessage) ([]queue.SendResult, error) {
+	res, err := q.Queue.SendBatch(ctx, url, msgs)
+	if err != nil || ctx.Value(fastPathKey{}) != nil {
+		return res, err
+	}
+	for _, r := range res {
+		if r.Err == nil {
+			if q.fire() {
+				return res, fmt.Errorf("%w: %w", relay.ErrCrash, errCrash)
+			}
+			break
+		}
+	}
+	return res, nil
+}
+
+// SendInTx implements relay.TxSender.
+func (q txCrashQueue) SendInTx(ctx context.Context, tx store.Tx, url string, msgs []queue.OutMessage) ([]queue.SendResult, bool, error) {
+	return q.ts.SendInTx(ctx, tx, url, msgs)
+}
+
+// Committed implements relay.TxSender.
+func (q txCrashQueue) Committed(urls ...string) { q.ts.Committed(urls...) }
+
+// outKey names an outgoing message for faults decided once: the outbox event it
+// carries, or its batch entry id.
+func outKey(m queue.OutMessage) string {
+	if id := m.Attributes[outbox.AttrEventID]; id != "" {
+		return id
+	}
+	return m.ID
 }
 
 // must returns v, or panics on err (a component the run built from a

@@ -16,7 +16,6 @@ import (
 	"ordersaga/shared/domain/order"
 	"ordersaga/shared/domain/outbox"
 	"ordersaga/shared/domain/queue"
-	"ordersaga/shared/domain/saga"
 	"ordersaga/shared/domain/store"
 	"ordersaga/shared/kit/config"
 	"ordersaga/shared/transport/identity"
@@ -89,7 +88,7 @@ func Measure(ctx context.Context, dir string, immediate bool) ([]Op, error) {
 	if _, err := q.Ensure(ctx, queue.QueueSpec{Name: "order-events"}); err != nil {
 		return nil, err
 	}
-	if _, err := a.Stock.SetAvailable(ctx, "bench", "sku-1", 1_000_000); err != nil {
+	if _, err := a.Commands.Stock.SetAvailable(ctx, "bench", "sku-1", 1_000_000); err != nil {
 		return nil, err
 	}
 	var ops []Op
@@ -102,20 +101,21 @@ func Measure(ctx context.Context, dir string, immediate bool) ([]Op, error) {
 		return nil, err
 	}
 	cmd := orders.CreateCommand{Caller: identity.Identity{Subject: "dev-user", Role: identity.RoleUser}, Key: "trips-1", Request: req}
-	resp, err := a.Orders.Create(ctx, cmd)
+	resp, err := a.Commands.Orders.Create(ctx, cmd)
 	if err != nil {
 		return nil, fmt.Errorf("new order: %w", err)
 	}
 	take("new order")
-	if r, err := a.Orders.Create(ctx, cmd); err != nil || !r.Replayed {
+	if r, err := a.Commands.Orders.Create(ctx, cmd); err != nil || !r.Replayed {
 		return nil, fmt.Errorf("replay: %v (replayed %v)", err, r.Replayed)
 	}
 	take("replay")
 
 	// Saga steps, as the queue delivers them. One message may run several
 	// steps in place (step chaining, orchestrator.Advancer.Handle), so the
-	// count is cut per save: the Fault hook (failing nothing) names each
-	// step as it starts, and the Twin's AfterSave cuts after a save
+	// count is cut per save: a fault injected into the step table
+	// (orchestrator.InjectFaults, failing nothing) names each step as it
+	// starts, and the Twin's AfterSave cuts after a save
 	// committed, named by the steps started since the previous one ("a +
 	// b" when a step that touches only the store was saved with the step
 	// before it). A save's count is therefore what ran since the previous
@@ -126,11 +126,21 @@ func Measure(ctx context.Context, dir string, immediate bool) ([]Op, error) {
 	url := cfg.QueueURLs.SagaCommands
 	state := ""
 	var started []string
-	a.Advancer.Fault = func(step string, dir saga.Direction) error {
-		started = append(started, fmt.Sprintf("%s (%s)", step, dir))
+	advCfg := a.Commands.Advancer.Config()
+	advCfg.Steps = orchestrator.InjectFaults(advCfg.Steps, orchestrator.Faults{Fail: func(_ context.Context, at orchestrator.FaultPoint) error {
+		step, dir := at.Step, at.Dir
+		// An action inside a save transaction is asked again when the
+		// transaction runs again; a step is named once.
+		name := fmt.Sprintf("%s (%s)", step, dir)
+		if len(started) == 0 || started[len(started)-1] != name {
+			started = append(started, name)
+		}
 		return nil
+	}})
+	adv, err := orchestrator.NewAdvancer(advCfg)
+	if err != nil {
+		return nil, err
 	}
-	defer func() { a.Advancer.Fault = nil }()
 	var chain Trips
 	steps := 0
 	twin.AfterSave = func() {
@@ -156,7 +166,7 @@ func Measure(ctx context.Context, dir string, immediate bool) ([]Op, error) {
 		}
 		twin.Take()
 		chain, steps = Trips{}, 0
-		res, err := a.Advancer.Handle(ctx, orchestrator.Message{EventID: id, Body: []byte(m.Body), Attributes: m.Attributes, ReceiveCount: m.ReceiveCount})
+		res, err := adv.Handle(ctx, orchestrator.Message{EventID: id, Body: []byte(m.Body), Attributes: m.Attributes, ReceiveCount: m.ReceiveCount})
 		if err != nil {
 			return nil, fmt.Errorf("saga step: %w", err)
 		}
@@ -196,18 +206,18 @@ func Measure(ctx context.Context, dir string, immediate bool) ([]Op, error) {
 	}
 	twin.Take()
 	var rep relay.Report
-	if n, err := a.Relay.RunOnce(ctx, &rep); err != nil || n != 10 {
+	if n, err := a.Commands.Relay.RunOnce(ctx, &rep); err != nil || n != 10 {
 		return nil, fmt.Errorf("relay: %d events, %v", n, err)
 	}
 	take("relayed batch of 10")
-	if _, err := a.Relay.Run(ctx, time.Minute); err != nil {
+	if _, err := a.Commands.Relay.Run(ctx, time.Minute); err != nil {
 		return nil, err
 	}
 	take("relay run with nothing due (incl. backlog)")
 
 	// Recovery on an idle database: what handlers.SagaRecovery does with
 	// the store.
-	if _, err := a.Recovery.Run(ctx); err != nil {
+	if _, err := a.Commands.Recovery.Run(ctx); err != nil {
 		return nil, err
 	}
 	err = twin.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
@@ -217,7 +227,7 @@ func Measure(ctx context.Context, dir string, immediate bool) ([]Op, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := a.Redrive.ResolveFinished(ctx, 100); err != nil {
+	if _, err := a.Commands.Redrive.ResolveFinished(ctx, 100); err != nil {
 		return nil, err
 	}
 	take("idle recovery run")

@@ -3,8 +3,8 @@
 //
 // The business code runs unchanged on the SQLite store. Every transaction
 // it opens is run a second time, call by call, by the YDB adapter over a
-// Recorder (ydbstore.RunOffline): the adapter builds exactly the statements,
-// flushes and commits it would send to YDB, and the Recorder counts them as
+// TripCounter (ydbstore.RunOffline): the adapter builds exactly the statements,
+// flushes and commits it would send to YDB, and the TripCounter counts them as
 // round trips (each query one, plus a CommitTransaction where the SDK
 // would send one; begins are lazy and cost none). Reads are answered with
 // the keys and versions SQLite returned for the same call, so the adapter
@@ -58,18 +58,18 @@ func (t *Trips) add(o Trips) {
 	}
 }
 
-// Recorder is a ydbstore.OfflineConn that executes nothing, counts every
+// TripCounter is a ydbstore.OfflineConn that executes nothing, counts every
 // request and answers reads with Rows.
-type Recorder struct {
+type TripCounter struct {
 	Trips Trips
 	// Rows answer the next reads: each read returns all of them (none:
 	// no row). Columns absent from a row read as NULL / zero.
 	Rows []map[string]any
 }
 
-var _ ydbstore.OfflineConn = (*Recorder)(nil)
+var _ ydbstore.OfflineConn = (*TripCounter)(nil)
 
-func (r *Recorder) note(yql string) {
+func (r *TripCounter) note(yql string) {
 	r.Trips.Queries++
 	if r.Trips.Texts == nil {
 		r.Trips.Texts = map[string]int{}
@@ -103,13 +103,13 @@ func tableAfter(f []string) string {
 }
 
 // Exec implements ydbstore.Conn.
-func (r *Recorder) Exec(_ context.Context, yql string, _ ydb.Params, _ bool) error {
+func (r *TripCounter) Exec(_ context.Context, yql string, _ ydb.Params, _ bool) error {
 	r.note(yql)
 	return nil
 }
 
 // QueryRow implements ydbstore.Conn.
-func (r *Recorder) QueryRow(_ context.Context, yql string, _ ydb.Params) (query.Row, error) {
+func (r *TripCounter) QueryRow(_ context.Context, yql string, _ ydb.Params) (query.Row, error) {
 	r.note(yql)
 	if len(r.Rows) == 0 {
 		return nil, query.ErrNoRows
@@ -118,7 +118,7 @@ func (r *Recorder) QueryRow(_ context.Context, yql string, _ ydb.Params) (query.
 }
 
 // Each implements ydbstore.Conn.
-func (r *Recorder) Each(_ context.Context, yql string, _ ydb.Params, fn func(query.Row) error) error {
+func (r *TripCounter) Each(_ context.Context, yql string, _ ydb.Params, fn func(query.Row) error) error {
 	r.note(yql)
 	for _, m := range r.Rows {
 		if err := fn(row{m: m}); err != nil {
@@ -129,19 +129,19 @@ func (r *Recorder) Each(_ context.Context, yql string, _ ydb.Params, fn func(que
 }
 
 // Snapshot implements ydbstore.Conn: one request (begin and commit in it).
-func (r *Recorder) Snapshot(ctx context.Context, yql string, p ydb.Params, fn func(query.Row) error) error {
+func (r *TripCounter) Snapshot(ctx context.Context, yql string, p ydb.Params, fn func(query.Row) error) error {
 	return r.Each(ctx, yql, p, fn)
 }
 
 // Commit implements ydbstore.OfflineConn.
-func (r *Recorder) Commit(context.Context) error {
+func (r *TripCounter) Commit(context.Context) error {
 	r.Trips.Commits++
 	r.Trips.Seq = append(r.Trips.Seq, "commit")
 	return nil
 }
 
 // Rollback counts the RollbackTransaction RPC (ydbstore.RunOffline).
-func (r *Recorder) Rollback(context.Context) error {
+func (r *TripCounter) Rollback(context.Context) error {
 	r.Trips.Rollbacks++
 	r.Trips.Seq = append(r.Trips.Seq, "rollback")
 	return nil

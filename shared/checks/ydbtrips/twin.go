@@ -18,7 +18,7 @@ import (
 
 // Twin is a store.Store that runs every transaction on Inner (the data,
 // the results the business code sees) and replays it on the YDB adapter
-// over a Recorder (the count). Not safe for concurrent transactions.
+// over a TripCounter (the count). Not safe for concurrent transactions.
 type Twin struct {
 	Inner store.Store
 	Cfg   ydbstore.Config
@@ -26,7 +26,7 @@ type Twin struct {
 	// saga-log line committed: the end of a saga step's save, where
 	// Measure cuts a chain of steps run by one message into steps.
 	AfterSave func()
-	rec       Recorder
+	rec       TripCounter
 }
 
 var _ store.Store = (*Twin)(nil)
@@ -85,7 +85,7 @@ func (w *Twin) run(ctx context.Context, readOnly bool, fn func(context.Context, 
 type twinTx struct {
 	s   store.Tx
 	y   store.Tx
-	rec *Recorder
+	rec *TripCounter
 	// appendedLog: the closure appended a saga-log line (a step's save).
 	appendedLog bool
 }

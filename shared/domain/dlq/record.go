@@ -13,10 +13,10 @@ const MaxHistory = 20
 // entry redriven this many times that fails again is flagged.
 const DefaultLoopLimit = 3
 
-// Recorder is the slice of the store's DeadLetters port that Record needs
-// (the same method sets as store.DeadLetters; declared here because package
+// Rows is the slice of the store's DeadLetterRows port that Record needs
+// (the same method sets as store.DeadLetterRows; declared here because package
 // store imports this one). A store.Tx satisfies it.
-type Recorder interface {
+type Rows interface {
 	// FindDeadLetter returns the newest entry with this source and source
 	// ref; NotFound if none.
 	FindDeadLetter(ctx context.Context, src Source, ref string) (DeadLetter, error)
@@ -52,9 +52,9 @@ type Recorder interface {
 // names the message id).
 //
 // Errors: Invalid when d has no ID (insert), Source or SourceRef; otherwise
-// those of the Recorder (Conflict when a concurrent writer got there first:
+// those of the Rows (Conflict when a concurrent writer got there first:
 // the transaction should be retried). Returns the entry as stored.
-func Record(ctx context.Context, tx Recorder, d DeadLetter, loopLimit int) (DeadLetter, error) {
+func Record(ctx context.Context, tx Rows, d DeadLetter, loopLimit int) (DeadLetter, error) {
 	if d.Source == "" || d.SourceRef == "" {
 		return DeadLetter{}, apperr.New(apperr.Invalid, "dead letter needs a source and a source ref")
 	}
@@ -90,7 +90,7 @@ func Record(ctx context.Context, tx Recorder, d DeadLetter, loopLimit int) (Dead
 	return e, nil
 }
 
-func insert(ctx context.Context, tx Recorder, d DeadLetter, failures []Failure) (DeadLetter, error) {
+func insert(ctx context.Context, tx Rows, d DeadLetter, failures []Failure) (DeadLetter, error) {
 	if d.ID == "" {
 		return DeadLetter{}, apperr.New(apperr.Invalid, "dead letter needs an id")
 	}

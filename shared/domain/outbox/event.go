@@ -15,7 +15,7 @@ type Status string
 // discards it.
 //
 // A dead or pending row blocks the later rows of its aggregate bound for
-// order-events (store.Outbox.EarliestPending): consumers see an order's
+// order-events (store.OutboxRows.EarliestPending): consumers see an order's
 // events in the order they were written, so order.confirmed never overtakes
 // a dead order.created. Only a discarded row stops blocking. Rows bound for
 // saga-commands never block on a dead row: their tokens make their order

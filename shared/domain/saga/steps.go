@@ -14,8 +14,8 @@ const (
 )
 
 // StepDef is what a row of a step table says about a step besides the code
-// that runs it: its name, the name of the compensation that undoes it, and
-// its timeout and retry budget. The executable table (each row with the
+// that runs it: its name, the name of the compensation that undoes it, its
+// timeout and its retry policy. The executable table (each row with the
 // functions that do and undo its step) is orchestrator.CreateOrderSaga;
 // Table is its description, for code that only names steps.
 type StepDef struct {
@@ -23,11 +23,28 @@ type StepDef struct {
 	Compensation string
 	// Timeout bounds one attempt of the step or of its compensation.
 	Timeout time.Duration
+	RetryPolicy
+}
+
+// RetryPolicy is how a step and its compensation are retried: their
+// attempt budgets and, where the step needs its own, the spacing of its
+// retries and how long it waits for a dependency that is down. A zero
+// duration takes the advancer's (its backoff and outage bound); a negative
+// one is refused when the advancer is built.
+type RetryPolicy struct {
 	// MaxAttempts of the forward step before a transient failure is treated as
-	// permanent (and compensation starts).
+	// permanent (and compensation starts). At least 1.
 	MaxAttempts int
-	// MaxCompensationAttempts before the saga gives up and fails.
+	// MaxCompensationAttempts before the saga gives up and fails. At least 1.
 	MaxCompensationAttempts int
+	// BackoffBase and BackoffCap are the full-jitter backoff of the step's
+	// retries: the first retry waits up to BackoffBase, each next one up to
+	// twice as long, never more than BackoffCap.
+	BackoffBase, BackoffCap time.Duration
+	// OutageBound is how long the step waits for a dependency that is down
+	// (its breaker open), from its first wait, before such failures spend
+	// attempts.
+	OutageBound time.Duration
 }
 
 // Table describes a saga's steps, in order (Instance.Step indexes it).

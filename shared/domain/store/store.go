@@ -48,19 +48,19 @@ type Store interface {
 // Tx is everything a transaction can do. It is valid only inside the closure
 // it was passed to and is not safe for concurrent use.
 type Tx interface {
-	Orders
-	Idempotency
-	Sagas
-	Outbox
+	OrderRows
+	IdempotencyRows
+	SagaRows
+	OutboxRows
 	OutboxBatch
-	Inbox
-	Inventory
-	Payments
-	DeadLetters
+	InboxRows
+	StockRows
+	PaymentRows
+	DeadLetterRows
 }
 
-// Orders is the orders table.
-type Orders interface {
+// OrderRows is the orders table.
+type OrderRows interface {
 	InsertOrder(ctx context.Context, o order.Order) error
 	GetOrder(ctx context.Context, id string) (order.Order, error)
 	// UpdateOrder writes o if the stored version equals expectedVersion.
@@ -89,8 +89,8 @@ func (c OrderCursor) IsZero() bool { return c.ID == "" }
 // CursorOf returns the cursor that continues after o.
 func CursorOf(o order.Order) OrderCursor { return OrderCursor{CreatedAt: o.CreatedAt, ID: o.ID} }
 
-// Idempotency is the idempotency-keys table, keyed by (scope, key).
-type Idempotency interface {
+// IdempotencyRows is the idempotency-keys table, keyed by (scope, key).
+type IdempotencyRows interface {
 	// InsertIdempotencyKey claims a key: it fails with Conflict when the key exists
 	// (even if expired; use ReplaceIdempotencyKey to take over an expired key).
 	InsertIdempotencyKey(ctx context.Context, r idempotency.Record) error
@@ -108,8 +108,8 @@ type Idempotency interface {
 	ListStaleIdempotencyKeys(ctx context.Context, now time.Time, limit int) ([]idempotency.Record, error)
 }
 
-// Sagas is the saga instances table and its step log.
-type Sagas interface {
+// SagaRows is the saga instances table and its step log.
+type SagaRows interface {
 	InsertSaga(ctx context.Context, s saga.Instance) error
 	GetSaga(ctx context.Context, id string) (saga.Instance, error)
 	UpdateSaga(ctx context.Context, s saga.Instance, expectedVersion int64) error
@@ -132,8 +132,8 @@ type Sagas interface {
 	ListSagaLog(ctx context.Context, sagaID string) ([]saga.LogEntry, error)
 }
 
-// Outbox is the outbox table.
-type Outbox interface {
+// OutboxRows is the outbox table.
+type OutboxRows interface {
 	InsertOutbox(ctx context.Context, e outbox.Event) error
 	GetOutbox(ctx context.Context, id string) (outbox.Event, error)
 	// UpdateOutbox writes e if the stored version equals expectedVersion.
@@ -173,8 +173,8 @@ type Outbox interface {
 	DeletePublishedOutbox(ctx context.Context, before time.Time, limit int) (int, error)
 }
 
-// Inbox is the consumer deduplication table, keyed by (consumer, message id).
-type Inbox interface {
+// InboxRows is the consumer deduplication table, keyed by (consumer, message id).
+type InboxRows interface {
 	// InsertInbox records that consumer processed messageID; Conflict if it already did.
 	InsertInbox(ctx context.Context, consumer, messageID string, at, expiresAt time.Time) error
 	// DeleteExpiredInbox deletes up to limit entries expired at now. An
@@ -183,8 +183,8 @@ type Inbox interface {
 	DeleteExpiredInbox(ctx context.Context, now time.Time, limit int) (int, error)
 }
 
-// Inventory is the stock and reservations tables.
-type Inventory interface {
+// StockRows is the stock and reservations tables.
+type StockRows interface {
 	GetStock(ctx context.Context, sku string) (inventory.Stock, error)
 	// PutStock inserts or overwrites a SKU's stock if the stored version equals
 	// expectedVersion (0 = the row must not exist).
@@ -206,16 +206,16 @@ type Inventory interface {
 	ListStockShards(ctx context.Context, sku string) ([]inventory.Shard, error)
 }
 
-// Payments is the payment ledger.
-type Payments interface {
+// PaymentRows is the payment ledger.
+type PaymentRows interface {
 	InsertPayment(ctx context.Context, e payment.Entry) error
 	GetPayment(ctx context.Context, id string) (payment.Entry, error)
 	// PaymentTotals returns the sums of succeeded charges and refunds.
 	PaymentTotals(ctx context.Context) (charged, refunded int64, err error)
 }
 
-// DeadLetters is the dead-letter table and the operators' audit log.
-type DeadLetters interface {
+// DeadLetterRows is the dead-letter table and the operators' audit log.
+type DeadLetterRows interface {
 	InsertDeadLetter(ctx context.Context, d dlq.DeadLetter) error
 	GetDeadLetter(ctx context.Context, id string) (dlq.DeadLetter, error)
 	// FindDeadLetter returns the newest dead letter with this source and source

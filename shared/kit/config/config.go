@@ -43,12 +43,12 @@ type Config struct {
 	Auth       string // ORDERSAGA_AUTH: gateway | tokens
 	AuthTokens string // ORDERSAGA_AUTH_TOKENS: token=subject:role,...
 
-	Relay    Relay
-	Saga     Saga
-	Recovery Recovery
-	Redrive  Redrive
+	Relay    RelaySettings
+	Saga     SagaSettings
+	Recovery RecoverySettings
+	Redrive  RedriveSettings
 
-	Payment Payment
+	Payment PaymentSettings
 
 	Function   string // ORDERSAGA_FUNCTION: this function\'s name (metrics label)
 	LogLevel   string // ORDERSAGA_LOG_LEVEL: debug | info | warn | error
@@ -78,8 +78,8 @@ type QueueURLs struct {
 	OrderEvents     string // ORDER_EVENTS_QUEUE_URL
 }
 
-// Relay settings.
-type Relay struct {
+// RelaySettings are the relay settings.
+type RelaySettings struct {
 	BatchSize   int           // RELAY_BATCH_SIZE (rows per claim)
 	MaxAttempts int           // RELAY_MAX_ATTEMPTS (then the row is dead)
 	Lease       time.Duration // RELAY_LEASE
@@ -94,8 +94,8 @@ type Relay struct {
 	SendConcurrency int
 }
 
-// Saga settings.
-type Saga struct {
+// SagaSettings are the saga settings.
+type SagaSettings struct {
 	Lease       time.Duration // SAGA_LEASE
 	BackoffBase time.Duration // SAGA_BACKOFF_BASE
 	BackoffCap  time.Duration // SAGA_BACKOFF_CAP
@@ -105,8 +105,8 @@ type Saga struct {
 	BatchConcurrency int
 }
 
-// Recovery settings.
-type Recovery struct {
+// RecoverySettings are the recovery job's settings.
+type RecoverySettings struct {
 	BatchSize  int           // RECOVERY_BATCH_SIZE
 	StuckAfter time.Duration // RECOVERY_STUCK_AFTER
 	// MaxRedrives: re-drives of a saga that does not move before recovery
@@ -119,15 +119,15 @@ type Recovery struct {
 	MaxWait time.Duration
 }
 
-// Redrive settings.
-type Redrive struct {
+// RedriveSettings are the operator's dead-letter redrive settings.
+type RedriveSettings struct {
 	MaxPerCall int // REDRIVE_MAX (upper bound of "max")
 	LoopLimit  int // REDRIVE_LOOP_LIMIT: redrives before an entry is flagged
 	MaxRate    int // REDRIVE_MAX_RATE (upper bound of rate_per_sec)
 }
 
-// Payment provider settings.
-type Payment struct {
+// PaymentSettings are the payment provider settings.
+type PaymentSettings struct {
 	ProviderURL      string        // PAYMENT_PROVIDER_URL ("" = the built-in simulated provider)
 	Timeout          time.Duration // PAYMENT_TIMEOUT (per attempt)
 	MaxConcurrent    int           // PAYMENT_MAX_CONCURRENT (bulkhead)
@@ -173,13 +173,13 @@ func Default() Config {
 			OrderEvents:     "sqlitequeue:///order-events",
 		},
 		Auth: AuthTokens, AuthTokens: "dev-user=dev-user:user,dev-admin=dev-admin:admin",
-		Relay: Relay{BatchSize: DefaultRelayBatchSize, MaxAttempts: DefaultRelayMaxAttempts, Lease: DefaultRelayLease,
+		Relay: RelaySettings{BatchSize: DefaultRelayBatchSize, MaxAttempts: DefaultRelayMaxAttempts, Lease: DefaultRelayLease,
 			BackoffBase: DefaultRelayBackoffBase, BackoffCap: DefaultRelayBackoffCap, Shards: DefaultShards,
 			Budget: DefaultRelayBudget, Retention: DefaultOutboxRetention, SendConcurrency: DefaultRelaySendConcurrency},
-		Saga:     Saga{Lease: DefaultSagaLease, BackoffBase: DefaultSagaBackoffBase, BackoffCap: DefaultSagaBackoffCap, InboxTTL: DefaultInboxTTL, BatchConcurrency: DefaultSagaBatchConcurrency},
-		Recovery: Recovery{BatchSize: DefaultRecoveryBatchSize, StuckAfter: DefaultRecoveryStuckAfter, MaxRedrives: DefaultRecoveryMaxRedrives, MaxWait: DefaultRecoveryMaxWait},
-		Redrive:  Redrive{MaxPerCall: DefaultRedriveMaxPerCall, LoopLimit: DefaultRedriveLoopLimit, MaxRate: DefaultRedriveMaxRate},
-		Payment: Payment{Timeout: DefaultPaymentTimeout, MaxConcurrent: DefaultPaymentMaxConcurrent,
+		Saga:     SagaSettings{Lease: DefaultSagaLease, BackoffBase: DefaultSagaBackoffBase, BackoffCap: DefaultSagaBackoffCap, InboxTTL: DefaultInboxTTL, BatchConcurrency: DefaultSagaBatchConcurrency},
+		Recovery: RecoverySettings{BatchSize: DefaultRecoveryBatchSize, StuckAfter: DefaultRecoveryStuckAfter, MaxRedrives: DefaultRecoveryMaxRedrives, MaxWait: DefaultRecoveryMaxWait},
+		Redrive:  RedriveSettings{MaxPerCall: DefaultRedriveMaxPerCall, LoopLimit: DefaultRedriveLoopLimit, MaxRate: DefaultRedriveMaxRate},
+		Payment: PaymentSettings{Timeout: DefaultPaymentTimeout, MaxConcurrent: DefaultPaymentMaxConcurrent,
 			BreakerThreshold: DefaultPaymentBreakerThreshold, BreakerOpenFor: DefaultPaymentBreakerOpenFor, DeclineAbove: 1_000_000},
 		Function: "local", LogLevel: "info", Metrics: "none",
 		Monitoring: Monitoring{Endpoint: "https://monitoring.api.cloud.yandex.net/monitoring/v2/data/write"},
@@ -256,6 +256,17 @@ func Load(getenv Getenv) (Config, error) {
 func (c Config) Validate() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	c.validateBackends(bad)
+	c.validateLimits(bad)
+	c.validateObservability(bad)
+	return errors.Join(errs...)
+}
+
+// complaint records one problem of a configuration.
+type complaint func(format string, args ...any)
+
+// validateBackends checks the store, the queue and the authentication.
+func (c Config) validateBackends(bad complaint) {
 	switch c.Store {
 	case StoreSQLite:
 		if c.SQLitePath == "" {
@@ -304,6 +315,10 @@ func (c Config) Validate() error {
 	default:
 		bad("ORDERSAGA_AUTH must be gateway or tokens (got %q)", c.Auth)
 	}
+}
+
+// validateLimits checks the sizes, counts, leases and backoffs.
+func (c Config) validateLimits(bad complaint) {
 	positive := func(name string, v int) {
 		if v <= 0 {
 			bad("%s must be positive (got %d)", name, v)
@@ -344,6 +359,10 @@ func (c Config) Validate() error {
 	if c.Payment.FailureRate < 0 || c.Payment.FailureRate > 1 {
 		bad("PAYMENT_FAILURE_RATE must be between 0 and 1 (got %v)", c.Payment.FailureRate)
 	}
+}
+
+// validateObservability checks the log level and the metrics backend.
+func (c Config) validateObservability(bad complaint) {
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:
@@ -358,7 +377,6 @@ func (c Config) Validate() error {
 	default:
 		bad("ORDERSAGA_METRICS must be none, prometheus or monitoring (got %q)", c.Metrics)
 	}
-	return errors.Join(errs...)
 }
 
 type reader struct {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"ordersaga/shared/app/jobs/sagabatch"
 	"ordersaga/shared/app/orchestrator"
 	"ordersaga/shared/domain/outbox"
 	"ordersaga/shared/domain/queue"
@@ -17,9 +18,9 @@ import (
 
 // deliveries receives the saga commands waiting in the queue as the
 // sagaadvancer function gets them.
-func (e *testEnv) deliveries(n int) []app.Delivery {
+func (e *testEnv) deliveries(n int) []sagabatch.Delivery {
 	e.t.Helper()
-	var out []app.Delivery
+	var out []sagabatch.Delivery
 	url := e.app.Config.QueueURLs.SagaCommands
 	for len(out) < n {
 		msgs, err := e.ports.Queue.Receive(context.Background(), url, queue.ReceiveOptions{Max: 10, Wait: time.Second})
@@ -27,7 +28,7 @@ func (e *testEnv) deliveries(n int) []app.Delivery {
 			e.t.Fatalf("receive: %d messages, err %v (want %d)", len(msgs), err, n)
 		}
 		for _, m := range msgs {
-			out = append(out, app.Delivery{MessageID: m.MessageID, Message: orchestrator.Message{
+			out = append(out, sagabatch.Delivery{MessageID: m.MessageID, Message: orchestrator.Message{
 				EventID: m.Attributes[outbox.AttrEventID], Body: []byte(m.Body), Attributes: m.Attributes}})
 		}
 	}
@@ -35,8 +36,8 @@ func (e *testEnv) deliveries(n int) []app.Delivery {
 }
 
 // A batch's sagas run concurrently (up to SAGA_BATCH_CONCURRENCY): the
-// first step of three different sagas is reached by three goroutines at
-// once, which a one-after-another loop never does (the barrier would wait
+// first transaction of three different sagas is reached by three
+// goroutines at once, which a one-after-another loop never does (the barrier would wait
 // forever). Results stay in batch order, and a second delivery of a saga's
 // message runs after the first, so it is acknowledged, never an error.
 func TestAdvanceSagasRunsABatchsSagasConcurrently(t *testing.T) {
@@ -51,7 +52,7 @@ func TestAdvanceSagasRunsABatchsSagasConcurrently(t *testing.T) {
 
 	var mu sync.Mutex
 	arrived, release := 0, make(chan struct{})
-	env.app.Advancer.AfterStep = func(string, saga.Direction) error {
+	env.beforeAdvancerTx(func() error {
 		mu.Lock()
 		arrived++
 		if arrived == 3 {
@@ -64,8 +65,8 @@ func TestAdvanceSagasRunsABatchsSagasConcurrently(t *testing.T) {
 		case <-time.After(20 * time.Second):
 			return fmt.Errorf("only %d sagas in flight together", arrived)
 		}
-	}
-	rep, err := env.app.AdvanceSagas(context.Background(), "saga-commands", msgs)
+	})
+	rep, err := env.app.Commands.AdvanceSagas.Run(context.Background(), "saga-commands", msgs)
 	if err != nil {
 		t.Fatalf("AdvanceSagas: %v", err)
 	}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"testing"
 
-	"ordersaga/shared/domain/saga"
 	"ordersaga/shared/kit/config"
 	"ordersaga/shared/wiring/app"
 )
@@ -25,12 +24,12 @@ func TestAdvanceSagasPanicReachesTheCaller(t *testing.T) {
 		}
 	}
 	msgs := env.deliveries(3)
-	env.app.Advancer.Fault = func(string, saga.Direction) error { panic("step blew up") }
+	env.beforeAdvancerTx(func() error { panic("step blew up") })
 
 	var got any
 	func() {
 		defer func() { got = recover() }()
-		_, _ = env.app.AdvanceSagas(context.Background(), "saga-commands", msgs)
+		_, _ = env.app.Commands.AdvanceSagas.Run(context.Background(), "saga-commands", msgs)
 	}()
 	if got != "step blew up" {
 		t.Fatalf("AdvanceSagas' caller recovered %v, want the step's panic", got)

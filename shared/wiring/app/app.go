@@ -18,14 +18,13 @@ import (
 	"github.com/google/uuid"
 
 	"ordersaga/shared/adapters/paymentsim"
+	"ordersaga/shared/app/breakerboard"
 	"ordersaga/shared/app/orchestrator"
 	"ordersaga/shared/app/orders"
 	"ordersaga/shared/app/payments"
-	"ordersaga/shared/app/redrive"
+	"ordersaga/shared/app/queuesetup"
 	"ordersaga/shared/app/relay"
 	"ordersaga/shared/app/selfcheck"
-	"ordersaga/shared/app/stock"
-	"ordersaga/shared/domain/dlq"
 	"ordersaga/shared/domain/metrics"
 	"ordersaga/shared/domain/queue"
 	"ordersaga/shared/domain/store"
@@ -37,13 +36,16 @@ import (
 	"ordersaga/shared/wiring/triggers"
 )
 
-// App holds the wired use cases. It exposes use cases, not adapters: the
-// store, the queue and the metrics recorder stay inside (a function body
-// reaches them only through an App method). Fields are read-only after New.
-// The relay, orders, redrive, stock and payments are built once by their
-// constructors (Options can adjust their configuration first); a chaos run
-// or a test may still decorate the advancer and recovery before the first
-// invocation.
+// App holds the wired use cases, grouped as Commands (use cases that change
+// state, and the jobs each function body runs) and Queries (use cases that
+// only read). It builds them from the Config and exposes them; every
+// decision, loop and limit lives in the use cases (shared/app). The store,
+// the queue and the metrics recorder stay inside: a function body reaches
+// them only through a use case. The use cases are built once by their
+// constructors (Options can adjust their configuration first) and are not
+// changed afterwards, except that a chaos run or a test may replace
+// Commands.Advancer or Commands.Recovery before the first invocation; the
+// jobs then call the replacement.
 type App struct {
 	Config config.Config
 	Log    *slog.Logger
@@ -52,13 +54,8 @@ type App struct {
 
 	// HTTP serves the API (orders, admin routes) as API Gateway calls it.
 	HTTP     http.Handler
-	Orders   *orders.Service
-	Relay    *relay.Relay
-	Advancer *orchestrator.Advancer
-	Recovery *orchestrator.Recovery
-	Redrive  *redrive.Service
-	Stock    *stock.Service
-	Payments *payments.Service
+	Commands Commands
+	Queries  Queries
 
 	store   store.Store
 	queue   queue.Queue
@@ -135,7 +132,13 @@ func New(ctx context.Context, cfg config.Config, open Opener, opt Options) (*App
 	if a.metrics == nil {
 		a.metrics = metrics.Nop{}
 	}
-	a.hooks = hooks{m: a.metrics, board: &breakerBoard{now: a.Now}}
+	board, err := breakerboard.New(breakerboard.Config{Now: a.Now})
+	if err != nil {
+		_ = a.Close()
+		return nil, err
+	}
+	a.Queries.Breakers = board
+	a.hooks = hooks{m: a.metrics, board: board}
 	auth, err := authenticator(cfg)
 	if err == nil {
 		err = a.wire(cfg, owner, opt)
@@ -153,12 +156,13 @@ func New(ctx context.Context, cfg config.Config, open Opener, opt Options) (*App
 
 // httpAPI builds the HTTP API with the admin API and the console mounted.
 func (a *App) httpAPI(cfg config.Config, auth identity.Authenticator) (http.Handler, error) {
-	admin, err := adminapi.New(adminapi.Config{Redrive: a.Redrive, Auth: auth, Stock: a.Stock, Console: a.console(cfg, auth)})
+	c := &a.Commands
+	admin, err := adminapi.New(adminapi.Config{Redrive: c.Redrive, Auth: auth, Stock: c.Stock, Console: a.console(cfg, auth)})
 	if err != nil {
 		return nil, err
 	}
 	return httpapi.New(httpapi.Config{
-		Orders: a.Orders, Auth: auth, Log: a.Log,
+		Orders: c.Orders, Auth: auth, Log: a.Log,
 		RequestID: func(r *http.Request) string { return yc.RequestID(r.Context()) },
 		OnRequest: a.hooks.httpRequest,
 		Admin:     admin,
@@ -171,7 +175,7 @@ func (a *App) wire(cfg config.Config, owner string, opt Options) error {
 		return err
 	}
 	oc := orders.Config{
-		Store: a.store, Dispatcher: a.Relay, Shards: cfg.Relay.Shards,
+		Store: a.store, Dispatcher: a.Commands.Relay, Shards: cfg.Relay.Shards,
 		Now: a.Now, NewID: a.NewID, Log: a.Log, OnIdempotency: a.hooks.idempotency,
 		Steps: orchestrator.CreateOrderSaga.Table(),
 	}
@@ -179,10 +183,13 @@ func (a *App) wire(cfg config.Config, owner string, opt Options) error {
 		opt.Orders(&oc)
 	}
 	var err error
-	if a.Orders, err = orders.New(oc); err != nil {
+	if a.Commands.Orders, err = orders.New(oc); err != nil {
 		return err
 	}
-	return a.wireSaga(cfg, owner, opt)
+	if err := a.wireSaga(cfg, owner, opt); err != nil {
+		return err
+	}
+	return a.wireJobs(cfg)
 }
 
 func authenticator(cfg config.Config) (identity.Authenticator, error) {
@@ -238,67 +245,14 @@ func dropEmpty(groups []string, a slog.Attr) slog.Attr {
 }
 
 // EnsureQueues creates the queues of triggers.yaml (local runs and tests;
-// in the cloud Terraform creates them), dead-letter queues first so that
-// redrive policies can name them.
+// in the cloud Terraform creates them) through Commands.Queues, dead-letter
+// queues first so that redrive policies can name them.
 func (a *App) EnsureQueues(ctx context.Context, qs []triggers.Queue) error {
-	urls := map[string]string{}
-	pending := append([]triggers.Queue(nil), qs...)
-	for len(pending) > 0 {
-		progressed := false
-		rest := pending[:0]
-		for _, q := range pending {
-			if q.DeadLetterQueue != "" && urls[q.DeadLetterQueue] == "" {
-				rest = append(rest, q)
-				continue
-			}
-			url, err := a.queue.Ensure(ctx, queue.QueueSpec{
-				Name: q.Name, VisibilityTimeout: time.Duration(q.VisibilityTimeoutSeconds) * time.Second,
-				MaxReceiveCount: q.MaxReceiveCount, DeadLetterQueueURL: urls[q.DeadLetterQueue],
-			})
-			if err != nil {
-				return fmt.Errorf("ensure queue %s: %w", q.Name, err)
-			}
-			urls[q.Name], progressed = url, true
-		}
-		if !progressed {
-			return fmt.Errorf("queues with unresolvable dead-letter queues: %d", len(rest))
-		}
-		pending = rest
+	specs := make([]queuesetup.Queue, len(qs))
+	for i, q := range qs {
+		specs[i] = queuesetup.Queue{Name: q.Name, VisibilityTimeout: time.Duration(q.VisibilityTimeoutSeconds) * time.Second,
+			MaxReceiveCount: q.MaxReceiveCount, DeadLetterQueue: q.DeadLetterQueue}
 	}
-	return nil
-}
-
-// recordDeadLetterSizes sets dlq_size for each dead-letter source (open
-// entries) and for each YMQ dead-letter queue (messages not yet ingested).
-// It reads only open entries, through the status index, a bounded number of
-// pages: resolved and discarded history (the bulk of the table) is never read
-// on the timer's path. A count at the bound means "at least".
-func (a *App) recordDeadLetterSizes(ctx context.Context) {
-	const pageSize, maxPages = 1000, 5
-	for _, src := range []dlq.Source{dlq.SourceQueue, dlq.SourceOutbox, dlq.SourceSaga} {
-		n, cursor := 0, ""
-		err := a.store.View(ctx, func(ctx context.Context, tx store.Tx) error {
-			for page := 0; page < maxPages; page++ {
-				list, next, err := tx.ListDeadLetters(ctx, dlq.Filter{Source: src, Status: dlq.StatusOpen}, dlq.Page{Limit: pageSize, Cursor: cursor})
-				if err != nil {
-					return err
-				}
-				n += len(list)
-				if cursor = next; cursor == "" {
-					return nil
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			a.Log.Warn("counting open dead letters failed", "source", src, "error", err)
-			continue
-		}
-		a.metrics.Set(metrics.DLQSize, float64(n), "queue", string(src))
-	}
-	if url := a.Config.QueueURLs.SagaCommandsDLQ; url != "" {
-		if visible, inFlight, err := a.queue.Depth(ctx, url); err == nil {
-			a.metrics.Set(metrics.DLQSize, float64(visible+inFlight), "queue", "saga-commands-dlq")
-		}
-	}
+	_, err := a.Commands.Queues.Ensure(ctx, specs)
+	return err
 }

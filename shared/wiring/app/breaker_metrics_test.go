@@ -59,14 +59,14 @@ func TestBreakersShowEachDependencysState(t *testing.T) {
 	env := newTestEnv(t, func(c *config.Config, _ *app.Options) {
 		c.Payment.FailureRate, c.Payment.BreakerThreshold = 1, 2
 	})
-	got := env.app.Breakers()
+	got := env.app.Queries.Breakers.List()
 	if len(got) != 1 || got[0].Dependency != "payment" || got[0].State != "closed" {
 		t.Fatalf("Breakers() at start = %+v, want payment closed", got)
 	}
 	for i := 0; i < 4; i++ {
-		_ = env.app.Payments.Charge(context.Background(), "saga-b", "order-b", 100, "RUB")
+		_ = env.app.Commands.Payments.Charge(context.Background(), "saga-b", "order-b", 100, "RUB")
 	}
-	if got := env.app.Breakers(); len(got) != 1 || got[0].State != "open" || got[0].Since.IsZero() {
+	if got := env.app.Queries.Breakers.List(); len(got) != 1 || got[0].State != "open" || got[0].Since.IsZero() {
 		t.Fatalf("Breakers() after failures = %+v, want payment open with a time", got)
 	}
 }

@@ -14,10 +14,10 @@ import (
 func (a *App) console(cfg config.Config, auth identity.Authenticator) http.Handler {
 	return console.NewHandler(console.Deps{
 		Authorize: func(r *http.Request) (identity.Identity, error) { return adminapi.Authorize(auth, r) },
-		Redrive:   a.Redrive, Orders: a.Orders, Stock: a.Stock,
+		Redrive:   a.Commands.Redrive, Orders: a.Commands.Orders, Stock: a.Commands.Stock,
 		Breakers: func() []console.Breaker {
 			var out []console.Breaker
-			for _, b := range a.Breakers() {
+			for _, b := range a.Queries.Breakers.List() {
 				out = append(out, console.Breaker{Dependency: b.Dependency, State: b.State, Since: b.Since})
 			}
 			return out

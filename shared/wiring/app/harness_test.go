@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"ordersaga/shared/adapters/sqlitestore/sqlitetest"
+	"ordersaga/shared/app/orchestrator"
+	"ordersaga/shared/domain/store"
 	"ordersaga/shared/kit/config"
 	"ordersaga/shared/wiring/app"
 	"ordersaga/shared/wiring/localwiring"
@@ -101,4 +103,33 @@ func (e *testEnv) do(method, path, token, key string, body []byte, hdr ...string
 func (e *testEnv) rowCounts() map[string]int {
 	e.t.Helper()
 	return sqlitetest.RowCounts(e.t, e.dbPath)
+}
+
+// advancerStore is the advancer's store with before run ahead of every
+// write transaction (a barrier, a panic); an error from before fails the
+// transaction without starting it.
+type advancerStore struct {
+	store.Store
+	before func() error
+}
+
+// InTx implements store.Store.
+func (s advancerStore) InTx(ctx context.Context, fn func(ctx context.Context, tx store.Tx) error) error {
+	if err := s.before(); err != nil {
+		return err
+	}
+	return s.Store.InTx(ctx, fn)
+}
+
+// beforeAdvancerTx rebuilds the App's advancer over its store decorated
+// with before (advancerStore).
+func (e *testEnv) beforeAdvancerTx(before func() error) {
+	e.t.Helper()
+	c := e.app.Commands.Advancer.Config()
+	c.Store = advancerStore{Store: c.Store, before: before}
+	adv, err := orchestrator.NewAdvancer(c)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.app.Commands.Advancer = adv
 }

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"time"
 
+	"ordersaga/shared/app/breakerboard"
 	"ordersaga/shared/app/orchestrator"
 	"ordersaga/shared/app/relay"
 	"ordersaga/shared/domain/metrics"
@@ -16,20 +17,20 @@ import (
 // hook functions set at wiring time.
 type hooks struct {
 	m     metrics.Recorder
-	board *breakerBoard // the breakers' last states, for operators
+	board *breakerboard.Board // the breakers' last states, for operators
 }
 
 func (h hooks) breakerChanged(name string, from, to resilience.State) {
 	h.m.Add(metrics.BreakerTransitions, 1, "dependency", name, "from", from.String(), "to", to.String())
 	h.m.Set(metrics.BreakerState, breakerValue(to), "dependency", name)
-	h.board.set(name, to)
+	h.board.Set(name, to)
 }
 
 // breakerInit exports a new breaker's series at once: state closed (0)
 // and its transition counters at 0, so dashboards and alerts see the
 // breaker before its first transition.
 func (h hooks) breakerInit(name string, s resilience.State) {
-	h.board.set(name, s)
+	h.board.Set(name, s)
 	h.m.Set(metrics.BreakerState, breakerValue(s), "dependency", name)
 	for _, t := range [][2]resilience.State{{resilience.StateClosed, resilience.StateOpen},
 		{resilience.StateOpen, resilience.StateHalfOpen}, {resilience.StateHalfOpen, resilience.StateOpen},
@@ -116,6 +117,14 @@ func (h hooks) recovery(rep orchestrator.Report) {
 		h.m.Add(metrics.DLQAdditions, float64(rep.GaveUp), "queue", "saga", "error_type", orchestrator.ErrorTypeStuck)
 	}
 	h.m.Add(metrics.Reconciled, float64(rep.Reconciled))
+}
+
+func (h hooks) received(queue string, n int) {
+	h.m.Add(metrics.QueueReceives, float64(n), "queue", queue)
+}
+
+func (h hooks) deadLetterSize(queue string, n int) {
+	h.m.Set(metrics.DLQSize, float64(n), "queue", queue)
 }
 
 func (h hooks) ingested(queue, errorType string) {

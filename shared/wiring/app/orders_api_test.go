@@ -263,7 +263,7 @@ func TestCrashInsideTransactionLeavesNothing(t *testing.T) {
 						err = fmt.Errorf("panic: %v", p)
 					}
 				}()
-				return base.Orders.Create(context.Background(), createCmd("crash-key"))
+				return base.Commands.Orders.Create(context.Background(), createCmd("crash-key"))
 			}()
 			if err == nil {
 				t.Fatal("create succeeded through a failing store")
@@ -285,7 +285,7 @@ func TestServerErrorsAreNotStored(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := broken.Orders.Create(context.Background(), createCmd("k5xx")); err == nil {
+	if _, err := broken.Commands.Orders.Create(context.Background(), createCmd("k5xx")); err == nil {
 		t.Fatal("want an error")
 	}
 	if r := env.do("POST", "/orders", "dev-user", "k5xx", []byte(orderBody)); r.status != 201 || r.header.Get("Idempotent-Replayed") != "" {

@@ -176,7 +176,7 @@ func TestNewOrderPublishedInItsTransaction(t *testing.T) {
 	checkSentOnce(t, env.dbPath, env.dbPath, sentInTx)
 
 	// The relay finds nothing to publish.
-	rr, err := env.app.RelayOutbox(context.Background(), time.Minute)
+	rr, err := env.app.Commands.RelayOutbox.Run(context.Background(), time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,14 +32,15 @@ func (a *App) wireRelay(cfg config.Config, owner string, opt Options) error {
 		opt.Relay(&rc)
 	}
 	var err error
-	a.Relay, err = relay.New(rc)
+	a.Commands.Relay, err = relay.New(rc)
 	return err
 }
 
 // wireSaga builds the participants, the advancer and the recovery job.
 func (a *App) wireSaga(cfg config.Config, owner string, opt Options) error {
+	c := &a.Commands
 	var err error
-	if a.Stock, err = stock.New(stock.Config{Store: a.store, Now: a.Now, NewID: a.NewID}); err != nil {
+	if c.Stock, err = stock.New(stock.Config{Store: a.store, Now: a.Now, NewID: a.NewID}); err != nil {
 		return err
 	}
 	var provider payments.Provider
@@ -68,11 +69,11 @@ func (a *App) wireSaga(cfg config.Config, owner string, opt Options) error {
 	if opt.Payments != nil {
 		opt.Payments(&pc)
 	}
-	if a.Payments, err = payments.New(pc); err != nil {
+	if c.Payments, err = payments.New(pc); err != nil {
 		return err
 	}
-	a.Advancer, err = orchestrator.NewAdvancer(orchestrator.AdvancerConfig{
-		Store: a.store, Inventory: a.Stock, Payments: a.Payments, Dispatcher: a.Relay,
+	c.Advancer, err = orchestrator.NewAdvancer(orchestrator.AdvancerConfig{
+		Store: a.store, Inventory: c.Stock, Payments: c.Payments, Dispatcher: c.Relay,
 		Now: a.Now, NewID: a.NewID,
 		Backoff: resilience.Backoff{Base: cfg.Saga.BackoffBase, Cap: cfg.Saga.BackoffCap},
 		Lease:   cfg.Saga.Lease, InboxTTL: cfg.Saga.InboxTTL, Shards: cfg.Relay.Shards, Owner: owner, Log: a.Log,
@@ -85,7 +86,7 @@ func (a *App) wireSaga(cfg config.Config, owner string, opt Options) error {
 	if cfg.Queue == config.QueueYMQ {
 		wait = time.Second // YMQ short polls may miss messages
 	}
-	a.Redrive, err = redrive.New(redrive.Config{
+	c.Redrive, err = redrive.New(redrive.Config{
 		Store: a.store, Queue: a.queue,
 		QueueURLs: map[string]string{
 			outbox.DestSagaCommands: cfg.QueueURLs.SagaCommands, "saga-commands-dlq": cfg.QueueURLs.SagaCommandsDLQ,
@@ -99,10 +100,10 @@ func (a *App) wireSaga(cfg config.Config, owner string, opt Options) error {
 	if err != nil {
 		return err
 	}
-	a.Recovery, err = orchestrator.NewRecovery(orchestrator.RecoveryConfig{
+	c.Recovery, err = orchestrator.NewRecovery(orchestrator.RecoveryConfig{
 		Store: a.store, Now: a.Now, NewID: a.NewID, StuckAfter: cfg.Recovery.StuckAfter, BatchSize: cfg.Recovery.BatchSize,
 		MaxRedrives: cfg.Recovery.MaxRedrives, MaxWait: cfg.Recovery.MaxWait, LoopLimit: cfg.Redrive.LoopLimit,
-		Dispatcher: a.Relay, Shards: cfg.Relay.Shards, Owner: owner, Log: a.Log,
+		Dispatcher: c.Relay, Shards: cfg.Relay.Shards, Owner: owner, Log: a.Log,
 	})
 	return err
 }

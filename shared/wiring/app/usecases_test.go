@@ -110,7 +110,7 @@ func TestRecoverySummaryIsDebugWhenIdle(t *testing.T) {
 		return s
 	}
 
-	if _, err := env.app.Recover(ctx); err != nil {
+	if _, err := env.app.Commands.Recover.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if s := summaries(); s[0]["level"] != "DEBUG" {
@@ -121,12 +121,12 @@ func TestRecoverySummaryIsDebugWhenIdle(t *testing.T) {
 	if r := env.do("POST", "/orders", "dev-user", "rec-1", []byte(orderBody)); r.status != 201 {
 		t.Fatalf("POST = %d %s", r.status, r.body)
 	}
-	if _, err := env.app.RelayOutbox(ctx, time.Second); err != nil {
+	if _, err := env.app.Commands.RelayOutbox.Run(ctx, time.Second); err != nil {
 		t.Fatal(err)
 	}
 	clock.Advance(env.app.Config.Relay.Retention + time.Hour)
 	sink.reset()
-	rep, err := env.app.Recover(ctx)
+	rep, err := env.app.Commands.Recover.Run(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

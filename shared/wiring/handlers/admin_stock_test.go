@@ -18,7 +18,7 @@ func TestAdminStockViewShowsSold(t *testing.T) {
 	if got := s.get("/orders/" + o["id"].(string)); got["status"] != "CONFIRMED" {
 		t.Fatalf("setup: order %v", got["status"])
 	}
-	st, err := s.app.Stock.Get(context.Background(), "sku-1")
+	st, err := s.app.Commands.Stock.Get(context.Background(), "sku-1")
 	if err != nil || st.Available != 98 || st.Reserved != 0 || st.Sold != 2 {
 		t.Fatalf("setup: store stock %+v %v", st, err)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"ordersaga/shared/app/orchestrator"
 	"ordersaga/shared/domain/apperr"
 	"ordersaga/shared/domain/queue"
 	"ordersaga/shared/domain/saga"
@@ -69,7 +70,7 @@ func newSuiteWith(t *testing.T, mutate func(*config.Config), decorate func(*app.
 	if err := a.EnsureQueues(context.Background(), tf.Queues); err != nil {
 		t.Fatal(err)
 	}
-	if err := a.Stock.Seed(context.Background(), map[string]int64{"sku-1": 100, "sku-out": 0}); err != nil {
+	if err := a.Commands.Stock.Seed(context.Background(), map[string]int64{"sku-1": 100, "sku-out": 0}); err != nil {
 		t.Fatal(err)
 	}
 	s.srv = newServer(a, s.ports)
@@ -189,7 +190,7 @@ func TestOrderForStockedSKUIsConfirmed(t *testing.T) {
 	if corr["idempotency_key"] != "e2e-1" || corr["order_id"] != o["id"] || corr["saga_id"] == "" {
 		t.Errorf("correlation %v", corr)
 	}
-	st, err := s.app.Stock.Get(context.Background(), "sku-1")
+	st, err := s.app.Commands.Stock.Get(context.Background(), "sku-1")
 	if err != nil || st.Available != 98 {
 		t.Errorf("stock %+v %v", st, err)
 	}
@@ -217,7 +218,7 @@ func TestDeclinedPaymentReleasesStock(t *testing.T) {
 	if got["status"] != "CANCELLED" {
 		t.Fatalf("order %v", got)
 	}
-	if st, _ := s.app.Stock.Get(context.Background(), "sku-1"); st.Available != 100 || st.Reserved != 0 {
+	if st, _ := s.app.Commands.Stock.Get(context.Background(), "sku-1"); st.Available != 100 || st.Reserved != 0 {
 		t.Errorf("stock not released: %+v", st)
 	}
 }
@@ -283,14 +284,28 @@ func newServer(a *app.App, p app.Ports) *httptest.Server {
 	return httptest.NewServer(mux)
 }
 
+// injectFaults rebuilds a's advancer over its step table decorated with f
+// (orchestrator.InjectFaults).
+func injectFaults(t *testing.T, a *app.App, f orchestrator.Faults) {
+	t.Helper()
+	c := a.Commands.Advancer.Config()
+	c.Steps = orchestrator.InjectFaults(c.Steps, f)
+	adv, err := orchestrator.NewAdvancer(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Commands.Advancer = adv
+}
+
 func TestFailedSagaShowsItsDeadLetterInTheChain(t *testing.T) {
 	s := newSuite(t, func(c *config.Config) { c.Saga.BackoffBase, c.Saga.BackoffCap = time.Millisecond, time.Millisecond })
-	s.app.Advancer.Fault = func(step string, dir saga.Direction) error {
+	injectFaults(t, s.app, orchestrator.Faults{Fail: func(_ context.Context, at orchestrator.FaultPoint) error {
+		step := at.Step
 		if step == saga.StepReleaseInventory {
 			return apperr.New(apperr.Transient, "stock service down (injected)")
 		}
 		return nil
-	}
+	}})
 	o := s.post("fail-1", `{"customer_id":"c-1","currency":"RUB","items":[{"sku":"sku-1","quantity":1,"unit_price_minor":2000000}]}`)
 	// release_inventory's retries come back through the queue, each at
 	// least a second later.

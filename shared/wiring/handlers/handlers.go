@@ -98,7 +98,7 @@ func outboxRelay(ctx context.Context, a *app.App, raw []byte) (any, error) {
 	if _, err := yc.DecodeTimer(raw); err != nil {
 		return Report(err), nil
 	}
-	rep, err := a.RelayOutbox(ctx, yc.WorkBudget(ctx, a.Now(), 5*time.Second, a.Config.Relay.Budget))
+	rep, err := a.Commands.RelayOutbox.Run(ctx, yc.WorkBudget(ctx, a.Now(), 5*time.Second, a.Config.Relay.Budget))
 	if err != nil {
 		// Returning the error marks the invocation failed (visible in
 		// monitoring); the rows stay pending and the next firing retries.

@@ -62,7 +62,7 @@ func TestLogsCarryTheCorrelationChainAtEveryStage(t *testing.T) {
 	if err := a.EnsureQueues(context.Background(), tf.Queues); err != nil {
 		t.Fatal(err)
 	}
-	_ = a.Stock.Seed(context.Background(), map[string]int64{"sku-1": 10})
+	_ = a.Commands.Stock.Seed(context.Background(), map[string]int64{"sku-1": 10})
 	s := &suite{t: t, app: a, ports: ports}
 	s.srv = newServer(a, ports)
 	t.Cleanup(func() { s.srv.Close(); _ = a.Close() })

@@ -12,7 +12,6 @@ import (
 	"ordersaga/shared/app/orchestrator"
 	"ordersaga/shared/domain/queue"
 	"ordersaga/shared/domain/saga"
-	"ordersaga/shared/kit/config"
 	"ordersaga/shared/transport/yc"
 )
 
@@ -44,7 +43,9 @@ func (s *suite) pumpFailing() int {
 			continue
 		}
 		failed++
-		time.Sleep(2 * s.app.Config.Saga.Lease) // the visibility timeout outlasts the lease
+		// The poison step (reserve_inventory) runs inside its save
+		// transaction and takes no lease, so its redelivery, made visible
+		// at once here, is not kept off the saga.
 		for _, m := range msgs {
 			_ = s.ports.Queue.ChangeVisibility(ctx, url, m.ReceiptHandle, 0)
 		}
@@ -65,36 +66,38 @@ func (s *suite) invoke(fn string, cmd string) map[string]any {
 }
 
 func TestPoisonMessageToDLQThenRedriveProcessesItOnce(t *testing.T) {
-	// A lease shorter than the (simulated) visibility timeout, as in the
-	// cloud (30 s vs 120 s): a redelivery after a crash finds it lapsed.
-	s := newSuite(t, func(c *config.Config) { c.Saga.Lease = time.Millisecond })
+	s := newSuite(t, nil)
 	broken := true
 	// One step per message, so the poison step has a message (and a batch)
 	// of its own. With step chaining the crash would happen in the batch of
 	// the saga's first message, already saved: that message would go to the
 	// DLQ too (ResolveFinished resolves it once the saga finished), and the
 	// poison step's own command would reach the queue through the relay.
-	c := s.app.Advancer.Config()
-	c.MaxChainSteps = -1
+	c := s.app.Commands.Advancer.Config()
+	c.MaxChainSteps = 1
 	adv, err := orchestrator.NewAdvancer(c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	s.app.Advancer = adv
-	s.app.Advancer.Fault = func(step string, dir saga.Direction) error {
-		if broken && step == saga.StepReserveInventory {
-			return errors.New("inventory database unreachable (injected)")
-		}
-		return nil
-	}
-	// The advancer returns an error for a crash-like fault; make this one a
-	// crash so the function fails and the trigger keeps the message.
-	s.app.Advancer.AfterStep = func(step string, dir saga.Direction) error {
-		if broken && step == saga.StepReserveInventory {
-			return errors.New("function crashed (injected)")
-		}
-		return nil
-	}
+	s.app.Commands.Advancer = adv
+	injectFaults(t, s.app, orchestrator.Faults{
+		Fail: func(_ context.Context, at orchestrator.FaultPoint) error {
+			step := at.Step
+			if broken && step == saga.StepReserveInventory {
+				return errors.New("inventory database unreachable (injected)")
+			}
+			return nil
+		},
+		// The advancer returns an error for a crash; make this fault one
+		// so the function fails and the trigger keeps the message.
+		CrashAfter: func(_ context.Context, at orchestrator.FaultPoint) error {
+			step := at.Step
+			if broken && step == saga.StepReserveInventory {
+				return errors.New("function crashed (injected)")
+			}
+			return nil
+		},
+	})
 	o := s.post("poison-1", `{"customer_id":"c-1","currency":"RUB","items":[{"sku":"sku-1","quantity":1,"unit_price_minor":100}]}`)
 	failed := s.pumpFailing()
 	if failed < 5 {
@@ -136,7 +139,7 @@ func TestPoisonMessageToDLQThenRedriveProcessesItOnce(t *testing.T) {
 	if reserved != 1 {
 		t.Errorf("reservation ran %d times: %v", reserved, history(got))
 	}
-	if st, _ := s.app.Stock.Get(context.Background(), "sku-1"); st.Available != 99 {
+	if st, _ := s.app.Commands.Stock.Get(context.Background(), "sku-1"); st.Available != 99 {
 		t.Errorf("stock %+v, want exactly one unit reserved and sold", st)
 	}
 	// The audit shows who did what (admin only).

@@ -4,6 +4,8 @@ import (
 	"context"
 	"strconv"
 
+	"ordersaga/shared/app/jobs/maintenance"
+	"ordersaga/shared/app/jobs/sagabatch"
 	"ordersaga/shared/app/orchestrator"
 	"ordersaga/shared/domain/outbox"
 	"ordersaga/shared/transport/yc"
@@ -11,7 +13,7 @@ import (
 )
 
 // AdvancerReport is the sagaadvancer function's result.
-type AdvancerReport = app.AdvanceReport
+type AdvancerReport = sagabatch.Report
 
 // sagaAdvancer handles one Message Queue trigger batch: each message advances
 // its saga by one step.
@@ -29,18 +31,18 @@ func sagaAdvancer(ctx context.Context, a *app.App, raw []byte) (any, error) {
 	if err != nil {
 		return Report(err), nil
 	}
-	msgs := make([]app.Delivery, len(ev.Messages))
+	msgs := make([]sagabatch.Delivery, len(ev.Messages))
 	for i, m := range ev.Messages {
 		eventID := m.MessageAttributes[outbox.AttrEventID]
 		if eventID == "" {
 			eventID = m.MessageID
 		}
 		rc, _ := strconv.Atoi(m.Attributes["ApproximateReceiveCount"])
-		msgs[i] = app.Delivery{MessageID: m.MessageID, Message: orchestrator.Message{
+		msgs[i] = sagabatch.Delivery{MessageID: m.MessageID, Message: orchestrator.Message{
 			EventID: eventID, Body: []byte(m.Body), Attributes: m.MessageAttributes, ReceiveCount: rc,
 		}}
 	}
-	rep, err := a.AdvanceSagas(ctx, outbox.DestSagaCommands, msgs)
+	rep, err := a.Commands.AdvanceSagas.Run(ctx, outbox.DestSagaCommands, msgs)
 	if err != nil {
 		return nil, err
 	}
@@ -48,17 +50,17 @@ func sagaAdvancer(ctx context.Context, a *app.App, raw []byte) (any, error) {
 }
 
 // RecoveryReport is the sagarecovery function's result.
-type RecoveryReport = app.RecoveryReport
+type RecoveryReport = maintenance.Report
 
 // sagaRecovery handles one timer firing: the maintenance run of
-// App.Recover (re-drive stuck sagas, release stale keys, reconcile orders,
+// App.Commands.Recover (re-drive stuck sagas, release stale keys, reconcile orders,
 // trim the outbox, ingest and resolve dead letters, refresh their gauges).
 // An error marks the invocation failed in monitoring.
 func sagaRecovery(ctx context.Context, a *app.App, raw []byte) (any, error) {
 	if _, err := yc.DecodeTimer(raw); err != nil {
 		return Report(err), nil
 	}
-	rep, err := a.Recover(ctx)
+	rep, err := a.Commands.Recover.Run(ctx)
 	if err != nil {
 		return nil, err
 	}
