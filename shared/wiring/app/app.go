@@ -159,20 +159,28 @@ func (a *App) wire(cfg config.Config, owner string, opt Options) error {
 	if err := a.wireRelay(cfg, owner, opt); err != nil {
 		return err
 	}
+	if err := a.wireSaga(cfg, owner, opt); err != nil {
+		return err
+	}
 	oc := orders.Config{
 		Store: a.store, Dispatcher: a.Relay, Shards: cfg.Relay.Shards,
 		Now: a.Now, NewID: a.NewID, Log: a.Log, OnIdempotency: a.hooks.idempotency,
-		Steps: orchestrator.CreateOrderSaga.Table(),
+		Steps: orchestrator.CreateOrderSaga.Table(), Starter: sagaStarter{a.Advancer},
 	}
 	if opt.Orders != nil {
 		opt.Orders(&oc)
 	}
 	var err error
-	if a.Orders, err = orders.New(oc); err != nil {
-		return err
-	}
-	return a.wireSaga(cfg, owner, opt)
+	a.Orders, err = orders.New(oc)
+	return err
 }
+
+// sagaStarter is the advancer as the orders use case's SagaStarter: a new
+// order's saga runs its leading in-transaction steps in the order's
+// transaction, through the advancer's own save path (orchestrator.Start).
+type sagaStarter struct{ a *orchestrator.Advancer }
+
+func (s sagaStarter) NewStart() orders.SagaStart { return s.a.NewStart() }
 
 func authenticator(cfg config.Config) (identity.Authenticator, error) {
 	if cfg.Auth == config.AuthGateway {
