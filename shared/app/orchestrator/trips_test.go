@@ -151,4 +151,3 @@ func TestStepRoundTrips(t *testing.T) {
 		t.Errorf("idle recovery run: %d round trips, target %d", idle.Total(), idleTrips)
 	}
 }
-
