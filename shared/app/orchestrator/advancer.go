@@ -435,9 +435,12 @@ func (a *Advancer) acquire(ctx context.Context, cmd saga.Command) (saga.Instance
 		prev := cur.Version
 		cur.LeaseOwner, cur.LeaseUntil = a.c.Owner, now.Add(a.c.Lease)
 		if cur.State == saga.StatePending {
-			cur.State = saga.StateRunning
+			cur.State, cur.UpdatedAt = saga.StateRunning, now
 		}
-		cur.UpdatedAt, cur.Version = now, prev+1
+		// A lease alone is no step change: updated_at (which the time
+		// indexes hold) stays, as when a lease is released, so the write
+		// rewrites no index entry.
+		cur.Version = prev + 1
 		inst = cur
 		return tx.UpdateSaga(ctx, cur, prev)
 	})
