@@ -1,6 +1,7 @@
 package orchestrator_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 	"time"
@@ -22,7 +23,7 @@ func TestLeaseKeepsUpdatedAt(t *testing.T) {
 	crash := errors.New("crash")
 	e.adv.AfterStep = func(string, saga.Direction) error { return crash }
 	e.clock.Advance(time.Second)
-	if _, err := e.adv.Handle(t.Context(), e.queue[0].msg); !errors.Is(err, crash) {
+	if _, err := e.adv.Handle(context.Background(), e.queue[0].msg); !errors.Is(err, crash) {
 		t.Fatalf("handle: %v, want the crash after the step", err)
 	}
 	leased := e.saga(sagaID)

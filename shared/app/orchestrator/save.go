@@ -137,7 +137,7 @@ func (a *Advancer) folds(next saga.Instance) bool {
 // the row is published when its lease lapses, so the saga resumes.
 //
 // fresh: cur is a new saga that tx has not stored (Start.InTx, the
-// transaction of its order). Steps fold as above, but the saga keeps no
+// transaction of its order). Steps fold as above (startFolds), but the saga keeps no
 // lease: after the last folded step the saga is inserted, and the next
 // command is written for the queue like any unchained one. No message was
 // delivered, so there is no inbox entry; m is the saga's first command,
@@ -150,6 +150,10 @@ func (a *Advancer) saveIn(ctx context.Context, tx store.Tx, cur saga.Instance, k
 	var d decision
 	var chained bool
 	var seq int
+	folds := a.folds
+	if fresh {
+		folds = a.startFolds
+	}
 	for fold := 0; ; fold++ {
 		r := &s.run
 		var change *orderChange
@@ -161,7 +165,7 @@ func (a *Advancer) saveIn(ctx context.Context, tx store.Tx, cur saga.Instance, k
 		}
 		d = decide(s.cur, a.c.Steps.Table(), *r, now, retryPolicy{backoff: a.c.Backoff, outage: a.c.OutageBound})
 		chained = carry(fold) && d.cmd != nil && !d.next.NextAttemptAt.After(now) &&
-			(!fresh || (!d.gaveUp && a.folds(d.next)))
+			(!fresh || (!d.gaveUp && folds(d.next)))
 		if chained {
 			// The save keeps the lease for the next step: no lease
 			// transaction per chained step.
@@ -183,7 +187,7 @@ func (a *Advancer) saveIn(ctx context.Context, tx store.Tx, cur saga.Instance, k
 		if change != nil {
 			changes = append(changes, change)
 		}
-		if !chained || d.gaveUp || !a.folds(d.next) {
+		if !chained || d.gaveUp || !folds(d.next) {
 			break
 		}
 		if err := appendLog(ctx, tx, s.cur, *r, d, logMsg, seq, now); err != nil {

@@ -43,17 +43,17 @@ func (a *Advancer) NewStart() *Start { return &Start{a: a, id: a.ids()} }
 // through the advancer's outbox writer (in tx, or inserted for the relay).
 //
 // ok is false, with nothing written, when no step runs here: the step
-// table's first step calls a participant, MaxChainSteps allows one step
-// per message, or the AfterStep hook is set (it stands for a crash between
-// a step and its save, which a step run in its saga's first transaction
-// does not have). The caller then stores inst and first itself. err is a
+// table's first step calls a participant, or MaxChainSteps allows one step
+// per message. The caller then stores inst and first itself. err is a
 // store failure (tx fails); a step's own failure is its outcome, as in
-// Handle.
+// Handle. The Fault hook decides a step's outcome here as in Handle; the
+// AfterStep hook is not called: it stands for a crash between a step and
+// its save, and a step run in its saga's first transaction has no such
+// point (a crash there is that transaction's rollback).
 func (st *Start) InTx(ctx context.Context, tx store.Tx, inst saga.Instance, o order.Order, first outbox.Event) (ok bool, err error) {
 	a := st.a
 	st.s = nil
-	if a.AfterStep != nil || a.c.MaxChainSteps <= 1 || len(a.c.Steps) == 0 ||
-		a.c.Steps.action(inst.Step, saga.PhaseOf(inst.State)).InTx == nil {
+	if a.c.MaxChainSteps <= 1 || !a.startFolds(inst) {
 		return false, nil
 	}
 	st.m = Message{EventID: first.ID, Body: first.Payload, Attributes: first.Attributes()}
@@ -79,4 +79,13 @@ func (st *Start) Committed() []outbox.Event {
 	st.s = nil
 	st.a.observeSaved(s, st.m)
 	return s.events
+}
+
+// startFolds reports whether the step next is due is one Start runs in the
+// new saga's transaction: its action runs inside a save transaction.
+func (a *Advancer) startFolds(next saga.Instance) bool {
+	if next.Step < 0 || next.Step >= len(a.c.Steps) {
+		return false
+	}
+	return a.c.Steps.action(next.Step, saga.PhaseOf(next.State)).InTx != nil
 }

@@ -350,18 +350,38 @@ func (e *env) sagaCommandsOf() []outbox.Event {
 	return rows
 }
 
-// TestStartDeclinedWithTheCrashHook: with the AfterStep hook set nothing
-// runs in the order's transaction: the saga is stored pending with its
-// first command, and the advancer runs every step.
-func TestStartDeclinedWithTheCrashHook(t *testing.T) {
+// TestStartAndTheCrashHook: the AfterStep hook (a crash between a step
+// and its save) is not called for the steps run in the order's
+// transaction, which have no such point.
+func TestStartAndTheCrashHook(t *testing.T) {
 	e := startEnv(t, envOpts{stock: map[string]int64{"sku-1": 10}}, nil)
-	e.adv.AfterStep = func(string, saga.Direction) error { return nil }
+	var called []string
+	e.adv.AfterStep = func(step string, _ saga.Direction) error {
+		called = append(called, step)
+		return errors.New("crash")
+	}
+	_, sagaID := e.place(item("sku-1", 2, 100))
+	if s := e.saga(sagaID); s.Step != 2 || len(e.trail(sagaID)) != 2 || len(called) != 0 {
+		t.Errorf("saga after POST: step %d, log %v, hook called for %v", s.Step, e.trail(sagaID), called)
+	}
+}
+
+// TestStartDeclinedWithOneStepPerMessage: with MaxChainSteps negative
+// (one step per message) nothing runs in the order's transaction: the
+// saga is stored pending with its first command, and the advancer runs
+// every step.
+func TestStartDeclinedWithOneStepPerMessage(t *testing.T) {
+	e := startEnv(t, envOpts{stock: map[string]int64{"sku-1": 10}}, nil)
+	e.advWith(func(c *orchestrator.AdvancerConfig) { c.MaxChainSteps = -1 })
 	orderID, sagaID := e.place(item("sku-1", 2, 100))
 	if s := e.saga(sagaID); s.State != saga.StatePending || s.Step != 0 || len(e.trail(sagaID)) != 0 || len(e.steps) != 0 {
 		t.Errorf("saga after POST: %s step %d, log %v, hooks %v: want pending, nothing run", s.State, s.Step, e.trail(sagaID), e.steps)
 	}
 	if st := e.stockOf("sku-1"); st.Reserved != 0 {
 		t.Errorf("stock reserved during POST: %+v", st)
+	}
+	if cmds := e.sagaCommands(); len(cmds) != 1 || cmds[0].Reason != saga.ReasonCreated || cmds[0].Step != 0 {
+		t.Errorf("command rows %+v, want the first command alone", cmds)
 	}
 	e.deliver(chaos{})
 	if o := e.order(orderID); o.Status != order.StatusConfirmed {

@@ -165,7 +165,7 @@ func (a *App) wire(cfg config.Config, owner string, opt Options) error {
 	oc := orders.Config{
 		Store: a.store, Dispatcher: a.Relay, Shards: cfg.Relay.Shards,
 		Now: a.Now, NewID: a.NewID, Log: a.Log, OnIdempotency: a.hooks.idempotency,
-		Steps: orchestrator.CreateOrderSaga.Table(), Starter: sagaStarter{a.Advancer},
+		Steps: orchestrator.CreateOrderSaga.Table(), Starter: sagaStarter{a},
 	}
 	if opt.Orders != nil {
 		opt.Orders(&oc)
@@ -175,12 +175,14 @@ func (a *App) wire(cfg config.Config, owner string, opt Options) error {
 	return err
 }
 
-// sagaStarter is the advancer as the orders use case's SagaStarter: a new
-// order's saga runs its leading in-transaction steps in the order's
+// sagaStarter is the App's advancer as the orders use case's SagaStarter:
+// a new order's saga runs its leading in-transaction steps in the order's
 // transaction, through the advancer's own save path (orchestrator.Start).
-type sagaStarter struct{ a *orchestrator.Advancer }
+// It uses App.Advancer as it is at each request, so an advancer a caller
+// rebuilt (its hooks, its chaining) starts the sagas too.
+type sagaStarter struct{ a *App }
 
-func (s sagaStarter) NewStart() orders.SagaStart { return s.a.NewStart() }
+func (s sagaStarter) NewStart() orders.SagaStart { return s.a.Advancer.NewStart() }
 
 func authenticator(cfg config.Config) (identity.Authenticator, error) {
 	if cfg.Auth == config.AuthGateway {

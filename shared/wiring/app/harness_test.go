@@ -102,3 +102,14 @@ func (e *testEnv) rowCounts() map[string]int {
 	e.t.Helper()
 	return sqlitetest.RowCounts(e.t, e.dbPath)
 }
+
+// stocked makes n units of sku available. A new order reserves its stock
+// in its own transaction: one without stock is cancelled there and leaves
+// no saga command in the queue.
+func (e *testEnv) stocked(sku string, n int64) *testEnv {
+	e.t.Helper()
+	if _, err := e.app.Stock.SetAvailable(context.Background(), "test", sku, n); err != nil {
+		e.t.Fatal(err)
+	}
+	return e
+}
