@@ -63,9 +63,10 @@ type Config struct {
 // SagaStarter starts a new order's saga inside the order's transaction.
 // Safe for concurrent use.
 type SagaStarter interface {
-	// NewStart prepares the start of one saga, once per request and
-	// before its transaction, so that every run of the transaction writes
-	// the same ids.
+	// NewStart prepares the start of one saga: called with each draft of
+	// a new order (before its transaction, or in it when the draft is made
+	// again), so the start's ids follow the draft's and every run of the
+	// transaction with that draft writes the same ones.
 	NewStart() SagaStart
 }
 
@@ -169,10 +170,6 @@ func (s *Service) Create(ctx context.Context, cmd CreateCommand) (Response, erro
 	var resp Response
 	var events []outbox.Event
 	var start SagaStart // the saga's start, when its steps ran in the transaction that committed
-	var prepared SagaStart
-	if s.cfg.Starter != nil {
-		prepared = s.cfg.Starter.NewStart()
-	}
 	for attempt := 0; ; attempt++ {
 		events, start = nil, nil
 		err = s.cfg.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
@@ -193,7 +190,7 @@ func (s *Service) Create(ctx context.Context, cmd CreateCommand) (Response, erro
 				}
 				if claimed {
 					resp = d.resp
-					events, start, err = s.writeRest(ctx, tx, d, prepared)
+					events, start, err = s.writeRest(ctx, tx, d)
 					return err
 				}
 			}
@@ -216,7 +213,7 @@ func (s *Service) Create(ctx context.Context, cmd CreateCommand) (Response, erro
 				return err
 			}
 			var werr error
-			resp, events, start, werr = s.write(ctx, tx, early, cmd, fp, now, prev, prepared)
+			resp, events, start, werr = s.write(ctx, tx, early, cmd, fp, now, prev)
 			return werr
 		})
 		// A concurrent request claimed the key between our read and our
@@ -265,6 +262,10 @@ type draft struct {
 	resp   Response
 	now    time.Time
 	events []outbox.Event // the outbox rows, before the in-transaction publish
+	// start runs the saga's leading steps in the transaction (Starter);
+	// prepared with the draft, so its ids follow the draft's and every run
+	// of the transaction with this draft writes the same ones.
+	start SagaStart
 }
 
 // draftSlack is how old a draft may be when its transaction starts: a
@@ -303,12 +304,16 @@ func (s *Service) draft(cmd CreateCommand, fp string, now time.Time) (draft, err
 	if err != nil {
 		return draft{}, err
 	}
-	return draft{o: o, inst: inst, cmd: cmd, rec: rec, resp: resp, now: now, events: events}, nil
+	d := draft{o: o, inst: inst, cmd: cmd, rec: rec, resp: resp, now: now, events: events}
+	if s.cfg.Starter != nil {
+		d.start = s.cfg.Starter.NewStart()
+	}
+	return d, nil
 }
 
 // write stores the new order with its saga, outbox rows and completed key
 // (taking over prev, an expired record of the key, when set).
-func (s *Service) write(ctx context.Context, tx store.Tx, early draft, cmd CreateCommand, fp string, now time.Time, prev *idempotency.Record, prepared SagaStart) (Response, []outbox.Event, SagaStart, error) {
+func (s *Service) write(ctx context.Context, tx store.Tx, early draft, cmd CreateCommand, fp string, now time.Time, prev *idempotency.Record) (Response, []outbox.Event, SagaStart, error) {
 	d, err := s.fresh(early, cmd, fp, now)
 	if err != nil {
 		return Response{}, nil, nil, err
@@ -321,7 +326,7 @@ func (s *Service) write(ctx context.Context, tx store.Tx, early draft, cmd Creat
 	if err != nil {
 		return Response{}, nil, nil, err
 	}
-	events, start, err := s.writeRest(ctx, tx, d, prepared)
+	events, start, err := s.writeRest(ctx, tx, d)
 	if err != nil {
 		return Response{}, nil, nil, err
 	}
@@ -330,26 +335,26 @@ func (s *Service) write(ctx context.Context, tx store.Tx, early draft, cmd Creat
 
 // writeRest stores a drafted order whose key is written: the order, its
 // saga and its outbox rows — or, for rows the Dispatcher sends in the
-// transaction, their queue messages instead. With prepared (a SagaStart)
-// the saga's leading steps run here too and the saga is stored as they
-// leave it (start is prepared then; its rows are its own to dispatch).
-func (s *Service) writeRest(ctx context.Context, tx store.Tx, d draft, prepared SagaStart) (events []outbox.Event, start SagaStart, err error) {
+// transaction, their queue messages instead. With d.start the saga's
+// leading steps run here too and the saga is stored as they leave it
+// (start is d.start then: Committed returns the rows it wrote).
+func (s *Service) writeRest(ctx context.Context, tx store.Tx, d draft) (events []outbox.Event, start SagaStart, err error) {
 	if err := tx.InsertOrder(ctx, d.o); err != nil {
 		return nil, nil, err
 	}
 	advance, rest := d.events[0], d.events[1:]
-	if prepared != nil {
+	if d.start != nil {
 		// order.created first: an order event the steps write (a
 		// cancellation) then finds it pending and queues behind it.
 		if events, err = s.out.WriteNew(ctx, tx, rest); err != nil {
 			return nil, nil, err
 		}
-		ok, err := prepared.InTx(ctx, tx, d.inst, d.o, advance)
+		ok, err := d.start.InTx(ctx, tx, d.inst, d.o, advance)
 		if err != nil {
 			return nil, nil, err
 		}
 		if ok {
-			return events, prepared, nil
+			return events, d.start, nil
 		}
 		if err := tx.InsertSaga(ctx, d.inst); err != nil {
 			return nil, nil, err
