@@ -146,9 +146,12 @@ const routeFingerprint = "POST /orders"
 //
 // Cost: one store transaction for a replay; for a new order one transaction
 // writes the key (completed, with the response), the order, the saga and the
-// outbox rows, and the fast path uses a second one to mark rows published —
-// unless the Dispatcher is an outboxwrite.TxPublisher that sent them
-// inside the first.
+// outbox rows — with a Starter, after running the saga's leading steps that
+// touch only the store (SagaStart.InTx: the stock is reserved, or the order
+// cancelled, in this transaction; the stored response is still the order as
+// created, PENDING) — and the fast path uses a second one to mark rows
+// published, unless the Dispatcher is an outboxwrite.TxPublisher that sent
+// them inside the first.
 // On a store whose transactions claim keys (store.KeyClaimer: SQLite) the
 // key is inserted first and read only when it exists.
 func (s *Service) Create(ctx context.Context, cmd CreateCommand) (Response, error) {
