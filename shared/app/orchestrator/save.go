@@ -137,11 +137,11 @@ func (a *Advancer) folds(next saga.Instance) bool {
 // the row is published when its lease lapses, so the saga resumes.
 //
 // fresh: cur is a new saga that tx has not stored (Start.InTx, the
-// transaction of its order). Steps fold as above (startFolds), but the saga keeps no
-// lease: after the last folded step the saga is inserted, and the next
-// command is written for the queue like any unchained one. No message was
-// delivered, so there is no inbox entry; m is the saga's first command,
-// never written, which the first step's log line names.
+// transaction of its order). Steps fold as above (startFolds), but the
+// saga keeps no lease: after the last folded step the saga is inserted,
+// and the next command is written for the queue like any unchained one.
+// No message was delivered, so there is no inbox entry; m is the saga's
+// first command, never written, which the first step's log line names.
 func (a *Advancer) saveIn(ctx context.Context, tx store.Tx, cur saga.Instance, known Known, run stepRun, m Message, consumed *outbox.Event, carry func(int) bool, id ids, now time.Time, fresh bool) (saved, error) {
 	s := saved{cur: cur, run: run} // afresh on every run of the transaction
 	expected := cur.Version

@@ -81,8 +81,9 @@ func (st *Start) Committed() []outbox.Event {
 	return s.events
 }
 
-// startFolds reports whether the step next is due is one Start runs in the
-// new saga's transaction: its action runs inside a save transaction.
+// startFolds reports whether Start runs the step (or compensation) next is
+// due for in the new saga's transaction: its action runs inside a save
+// transaction. Unlike folds it ignores the AfterStep hook (see InTx).
 func (a *Advancer) startFolds(next saga.Instance) bool {
 	if next.Step < 0 || next.Step >= len(a.c.Steps) {
 		return false
