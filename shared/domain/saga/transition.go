@@ -10,13 +10,16 @@ import "time"
 // redrive); they keep the fields that belong together consistent.
 
 // Lease gives the saga's lease to owner until until, for an advancer about
-// to run its step; a pending saga starts running.
+// to run its step; a pending saga starts running (at now). A lease alone
+// is no step change: UpdatedAt (which the stores' time indexes hold) moves
+// only when the state does, as when a lease is released, so the write
+// rewrites no index entry.
 func (i *Instance) Lease(owner string, until, now time.Time) {
 	i.LeaseOwner, i.LeaseUntil = owner, until
 	if i.State == StatePending {
-		i.State = StateRunning
+		i.State, i.UpdatedAt = StateRunning, now
 	}
-	i.UpdatedAt, i.Version = now, i.Version+1
+	i.Version++
 }
 
 // ReleaseLease frees the saga's lease (an advancer whose save failed), so
