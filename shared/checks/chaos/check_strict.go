@@ -90,7 +90,7 @@ func (c *checker) createdOf(orderID string) (struct{}, bool) {
 
 // deadLettersGrow: after a stalled drain, no unfinished saga's dead letters
 // or unpublished commands kept growing while recovery ran (a saga recovery
-// re-drives forever, each re-drive dead-lettered again or queued behind a
+// resends forever, each resend dead-lettered again or queued behind a
 // dead row of its aggregate).
 func (c *checker) deadLettersGrow() {
 	for _, id := range sortedKeys(c.w.deadGrowth) {

@@ -42,7 +42,7 @@ func (i *Instance) KeepLease(owner string, until time.Time) {
 func (i *Instance) Moved(lastErr string, now time.Time) {
 	i.LeaseOwner, i.LeaseUntil = "", time.Time{}
 	i.UpdatedAt, i.NextAttemptAt, i.Version = now, now, i.Version+1
-	i.Data.ResetRedrives()
+	i.Data.ResetResends()
 	if lastErr != "" {
 		i.LastError = lastErr
 	}
@@ -104,13 +104,13 @@ func (i *Instance) FailAt(step, attempts int, lastErr string, now time.Time) {
 	i.LastError = lastErr
 }
 
-// Redriven records recovery's re-drive of a stuck saga at now: a lapsed
-// lease is abandoned, the saga is due again at next, and RedriveVersion
+// Redriven records recovery's resend of a stuck saga at now: a lapsed
+// lease is abandoned, the saga is due again at next, and ResendVersion
 // remembers this write (an advancer that touches the saga moves it on).
-func (i *Instance) Redriven(next, now time.Time) {
+func (i *Instance) Resent(next, now time.Time) {
 	i.LeaseOwner, i.LeaseUntil = "", time.Time{}
 	i.UpdatedAt, i.NextAttemptAt, i.Version = now, next, i.Version+1
-	i.Data.RedriveVersion = i.Version
+	i.Data.ResendVersion = i.Version
 }
 
 // Abandon ends a saga that recovery could not make advance: it fails where
@@ -128,7 +128,7 @@ func (i *Instance) Abandon(reason string, now time.Time) {
 func (i *Instance) Resume(now time.Time) {
 	i.State, i.Attempts, i.NextAttemptAt = StateCompensating, 0, now
 	i.Data.Epoch, i.Data.Waits = i.Data.Epoch+1, 0
-	i.Data.ResetRedrives()
+	i.Data.ResetResends()
 	i.LeaseOwner, i.LeaseUntil, i.FinishedAt = "", time.Time{}, time.Time{}
 	i.UpdatedAt, i.Version = now, i.Version+1
 }

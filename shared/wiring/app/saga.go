@@ -102,7 +102,7 @@ func (a *App) wireSaga(cfg config.Config, owner string, opt Options) error {
 	}
 	c.Recovery, err = orchestrator.NewRecovery(orchestrator.RecoveryConfig{
 		Store: a.store, Now: a.Now, NewID: a.NewID, StuckAfter: cfg.Recovery.StuckAfter, BatchSize: cfg.Recovery.BatchSize,
-		MaxRedrives: cfg.Recovery.MaxRedrives, MaxWait: cfg.Recovery.MaxWait, LoopLimit: cfg.Redrive.LoopLimit,
+		MaxResends: cfg.Recovery.MaxResends, MaxWait: cfg.Recovery.MaxWait, LoopLimit: cfg.Redrive.LoopLimit,
 		Dispatcher: c.Relay, Shards: cfg.Relay.Shards, Owner: owner, Log: a.Log,
 	})
 	return err
