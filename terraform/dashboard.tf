@@ -24,9 +24,9 @@ locals {
         queries = ["series_max(\"saga_type\", \"saga_duration_seconds_max\"{${local.m}})"] },
         { id = "saga-messages", title = "Saga commands by advancer result", type = "VISUALIZATION_TYPE_STACK",
         queries = ["series_sum(\"result\", \"saga_messages_total\"{${local.m}})"] },
-        { id = "saga-recovery", title = "Recovery re-drives and reconciliations", type = "VISUALIZATION_TYPE_COLUMN",
+        { id = "saga-recovery", title = "Recovery resends and reconciliations", type = "VISUALIZATION_TYPE_COLUMN",
           queries = [
-            "series_sum(\"recovery_redriven_total\"{${local.m}})",
+            "series_sum(\"recovery_resent_total\"{${local.m}})",
             "series_sum(\"reconciled_total\"{${local.m}})",
         ] },
       ]

@@ -127,7 +127,7 @@ module "sagarecovery" {
   source = "./modules/function"
 
   name            = "sagarecovery"
-  description     = "Timer: re-drives stuck sagas and abandoned idempotency keys."
+  description     = "Timer: resends stuck sagas and abandoned idempotency keys."
   name_prefix     = var.name_prefix
   folder_id       = var.folder_id
   dist_dir        = local.dist_dir

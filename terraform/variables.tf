@@ -122,7 +122,7 @@ variable "ydb_storage_limit_gb" {
 }
 
 variable "ydb_throttling_rcu_limit" {
-  description = "Throughput limit of the serverless YDB database in request units per second (a cost guard: requests past it are throttled, not billed); 0 disables the limit. The default admits the README's burst of 600 orders (146 RU each) from 5 minutes of unused RU and 2 confirmed orders/s sustained; docs/ydb.md, \"Cost guard\", sizes it for N orders/s."
+  description = "Throughput limit of the serverless YDB database in request units per second (a cost guard: requests past it are throttled, not billed); 0 disables the limit. The default admits the README's burst of 600 orders (119 RU each) from 5 minutes of unused RU and 2.5 confirmed orders/s sustained; docs/ydb.md, \"Cost guard\", sizes it for N orders/s."
   type        = number
   default     = 300
 

@@ -1,5 +1,5 @@
 // Package main is the sagarecovery cloud function: a timer fires it; it
-// re-drives stuck sagas, releases stale idempotency keys, reconciles orders
+// resends stuck sagas, releases stale idempotency keys, reconciles orders
 // with finished sagas and trims the outbox. Entry point: index.Handler.
 package main
 

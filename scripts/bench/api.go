@@ -35,6 +35,11 @@ func newApp(dir string, onTx func(bool)) *app.App {
 	tf, err := triggers.Load("triggers/triggers.yaml")
 	must(err)
 	must(a.EnsureQueues(context.Background(), tf.Queues))
+	// Stock for every order the bench places: a new order reserves in its
+	// own transaction (orchestrator.Start), and without stock it would be
+	// cancelled there instead.
+	_, err = a.Commands.Stock.SetAvailable(context.Background(), "bench", "sku-1", 1_000_000_000)
+	must(err)
 	return a
 }
 

@@ -49,7 +49,7 @@ func benchRelay(endpoint string, n int) []row {
 	dir, err := os.MkdirTemp("", "bench-relay")
 	must(err)
 	defer os.RemoveAll(dir)
-	s, err := sqlitestore.Open(ctx, filepath.Join(dir, "relay.db"), sqlitestore.Options{})
+	s, err := sqlitestore.Open(ctx, filepath.Join(dir, "relay.db"), sqlitestore.Config{})
 	must(err)
 	defer s.Close()
 	payload := []byte(`{"saga_id":"` + uuid.NewString() + `","reason":"created"}`)

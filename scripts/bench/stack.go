@@ -12,6 +12,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -75,11 +76,11 @@ func newStack(dir string, stock map[string]int64, concurrency int) *stack {
 	cfg.SQLitePath = filepath.Join(dir, "e2e.db")
 	cfg.QueueSQLite = cfg.SQLitePath
 	cfg.LogLevel = "error"
-	st, err := sqlitestore.Open(ctx, cfg.SQLitePath, sqlitestore.Options{OnTx: func(bool) { s.tx.Add(1) }})
+	st, err := sqlitestore.Open(ctx, cfg.SQLitePath, sqlitestore.Config{OnTx: func(bool) { s.tx.Add(1) }})
 	must(err)
 	s.db, err = sql.Open("sqlite", "file:"+cfg.SQLitePath+"?mode=ro&_pragma=busy_timeout(10000)")
 	must(err)
-	inner, err := sqlitequeue.New(st.DB(), sqlitequeue.WithIDs(localwiring.NewID))
+	inner, err := sqlitequeue.New(st.DB(), sqlitequeue.Config{NewID: localwiring.NewID})
 	must(err)
 	s.q = &countingQueue{Queue: inner, inner: inner}
 	s.st = st
@@ -158,12 +159,17 @@ func (s *stack) invoke(ctx context.Context, name string, raw []byte) error {
 // queueLoop plays a Message Queue trigger as the local runner does
 // (shared/transport/mqtrigger, up to s.concurrency invocations in flight).
 func (s *stack) queueLoop(ctx context.Context, qt triggers.QueueTrigger) {
-	mqtrigger.Trigger{
+	tr, err := mqtrigger.New(mqtrigger.Config{
 		Queue: s.q, URL: s.a.Config.QueueURLs.SagaCommands, QueueID: "yrn:yc:ymq:ru-central1:local:" + qt.Queue,
 		BatchSize: qt.BatchSize, VisibilityTimeout: time.Duration(qt.VisibilityTimeoutSeconds) * time.Second,
 		Concurrency: s.concurrency, Name: qt.Name,
 		Invoke: func(ctx context.Context, raw []byte) error { return s.invoke(ctx, qt.Function, raw) },
-	}.Run(ctx)
+	})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench: queue trigger %s not started: %v\n", qt.Name, err)
+		return
+	}
+	tr.Run(ctx)
 }
 
 // countingQueue decorates the queue port and counts the requests a Message

@@ -61,15 +61,15 @@ type ruOp struct {
 func (o ruOp) RU() int { return o.Reads*RUPerRead + o.Writes*RUPerWrite }
 
 // ruPerOperation is the fake's count for one confirmed order: the new
-// order and the two saves of its saga (a step that touches only the store
+// order, whose transaction runs the saga's store-only first steps
+// (create_order, reserve_inventory: orchestrator.Start), and the save of
+// process_payment with confirm_order (a step that touches only the store
 // is saved with the step before it: docs/saga.md, "Step chaining").
 var ruPerOperation = []ruOp{
-	{"new order", 6, 24,
-		"fake YDB: key read; INSERT key (+1 index), order (+1 index: by customer), saga (+2 indexes), order.created and saga.advance (each +2 indexes); fast-path publish: guard 2r, UPDATE 2 outbox rows (old row read, 2 changed index entries each), head promotion"},
-	{"saga save create_order + reserve_inventory", 5, 13,
-		"fake YDB: saga, order, reservation, stock reads; stock, reservation, 2 saga_log lines, inbox, saga UPSERT (old row read, 2 changed index entries), process_payment's command (+2 indexes)"},
-	{"saga save process_payment + confirm_order (+ publish)", 9, 26,
-		"fake YDB: payment read + INSERT (the participant), stock read; stock, reservation, order (old row read: it has an index), 2 saga_log lines, saga UPSERT, order.confirmed (+2 indexes), the consumed command marked published (guard, old row, 2 changed index entries), head promotion; fast-path publish of order.confirmed"},
+	{"new order + create_order + reserve_inventory", 8, 28,
+		"fake YDB: key, reservation and stock reads; INSERT key (+1 index), order (+1 index: by customer), order.created (+2 indexes), the saga as the two steps leave it (+2 indexes), reservation, stock, 2 saga_log lines, process_payment's command (+2 indexes); fast-path publish of both rows: guard 2r, UPDATE 2 outbox rows (old row read, 2 changed index entries each), head promotion"},
+	{"saga message process_payment + confirm_order (+ publish)", 11, 22,
+		"fake YDB: saga read and lease (old row read, no index entry changed); payment read + INSERT (the participant); order, reservation and stock reads; stock, reservation, order (old row read: it has an index), 2 saga_log lines, inbox, saga UPSERT (old row read, 2 changed index entries), order.confirmed (+2 indexes); fast-path publish of order.confirmed"},
 }
 
 // ruNewOrder and ruConfirmedOrder are the model's two inputs (RU per new

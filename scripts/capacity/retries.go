@@ -40,9 +40,9 @@ type retryLayers struct {
 	SagaBackoffCap  time.Duration
 	OutageBound     time.Duration
 	ChainBudget     time.Duration
-	// Recovery: re-drives of a saga that does not move before it is failed,
+	// Recovery: resends of a saga that does not move before it is failed,
 	// how long it must be due first, and the timer period.
-	MaxRedrives    int
+	MaxResends     int
 	StuckAfter     time.Duration
 	RecoveryPeriod time.Duration
 	// Relay: publish attempts of one outbox row.
@@ -73,7 +73,7 @@ func layersFrom(d deployment) (retryLayers, error) {
 		SagaBackoffCap:      d.Cfg.Saga.BackoffCap,
 		OutageBound:         orchestrator.DefaultOutageBound,
 		ChainBudget:         orchestrator.DefaultChainBudget,
-		MaxRedrives:         d.Cfg.Recovery.MaxRedrives,
+		MaxResends:          d.Cfg.Recovery.MaxResends,
 		StuckAfter:          d.Cfg.Recovery.StuckAfter,
 		RecoveryPeriod:      time.Minute, // the cron of every timer is at most once a minute (checked below)
 		RelayMaxAttempts:    d.Cfg.Relay.MaxAttempts,
@@ -190,7 +190,7 @@ func (l retryLayers) stepWorstTime(def saga.StepDef, attempts int, breaker bool)
 // failure is recorded and the saga moves on; this is what the documented
 // bounds promise. Scenario "down + crashes": additionally every invocation
 // dies after its calls and before it records them, so the queue redelivers
-// (up to maxReceiveCount) and recovery re-drives (up to MaxRedrives) the same
+// (up to maxReceiveCount) and recovery resends (up to MaxResends) the same
 // attempt; it shows what each outer layer would multiply.
 func (l retryLayers) bounds() []bound {
 	charge := l.step(saga.StepProcessPayment)
@@ -207,7 +207,7 @@ func (l retryLayers) bounds() []bound {
 		}
 		payTime += 2 * (s.Timeout + l.BatchCutoff)
 	}
-	deliveries := l.MaxReceiveCount * (1 + l.MaxRedrives)
+	deliveries := l.MaxReceiveCount * (1 + l.MaxResends)
 	out := []bound{
 		{Dependency: "payment provider", Scenario: "down",
 			Calls: payCalls, Duration: payTime, Limit: PromisedPaymentCallsPerOrder, LimitTime: PromisedSagaEndWithin,
@@ -215,14 +215,14 @@ func (l retryLayers) bounds() []bound {
 				l.PaymentCallAttempts, charge.MaxAttempts, refund.MaxCompensationAttempts, l.OutageBound)},
 		{Dependency: "payment provider", Scenario: "down + crashes",
 			Calls: payCalls * deliveries,
-			Product: fmt.Sprintf("the above × %d receives × (1 + %d recovery re-drives) of an unrecorded attempt",
-				l.MaxReceiveCount, l.MaxRedrives)},
+			Product: fmt.Sprintf("the above × %d receives × (1 + %d recovery resends) of an unrecorded attempt",
+				l.MaxReceiveCount, l.MaxResends)},
 	}
 	// YDB down: each delivery of a saga command runs its first transaction
 	// up to YDBTxAttempts times (the first request of each attempt fails),
 	// and the advancer fails the batch, so the queue delivers it again until
 	// maxReceiveCount moves it to the dead-letter queue. Recovery cannot
-	// re-drive while YDB is down (it reads YDB first).
+	// resend while YDB is down (it reads YDB first).
 	out = append(out, bound{Dependency: "YDB", Scenario: "down",
 		Calls: l.YDBTxAttempts * l.MaxReceiveCount,
 		Product: fmt.Sprintf("%d transaction attempts × %d receives of the saga command; then the message waits in the dead-letter queue",
@@ -230,14 +230,14 @@ func (l retryLayers) bounds() []bound {
 	// Message Queue down: every outbox row of an order (the first command,
 	// order.created, order.confirmed) is tried once on the fast path and
 	// RelayMaxAttempts times by the relay, each a SendMessageBatch with the
-	// SDK's attempts; a saga command that never leaves is re-driven by
-	// recovery, each re-drive a new row with the same budget.
+	// SDK's attempts; a saga command that never leaves is resent by
+	// recovery, each resend a new row with the same budget.
 	rowsPerOrder := 3
 	relayCalls := (1 + l.RelayMaxAttempts) * l.MQCallAttempts
 	out = append(out, bound{Dependency: "Message Queue", Scenario: "down",
-		Calls: relayCalls*(rowsPerOrder-1) + relayCalls*(1+l.MaxRedrives),
-		Product: fmt.Sprintf("(1 fast path + %d relay attempts) × %d SDK attempts × (%d event rows + 1 command × (1 + %d re-drives))",
-			l.RelayMaxAttempts, l.MQCallAttempts, rowsPerOrder-1, l.MaxRedrives)})
+		Calls: relayCalls*(rowsPerOrder-1) + relayCalls*(1+l.MaxResends),
+		Product: fmt.Sprintf("(1 fast path + %d relay attempts) × %d SDK attempts × (%d event rows + 1 command × (1 + %d resends))",
+			l.RelayMaxAttempts, l.MQCallAttempts, rowsPerOrder-1, l.MaxResends)})
 	return out
 }
 

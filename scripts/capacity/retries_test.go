@@ -107,7 +107,7 @@ func TestTerraformEnvironmentIsRead(t *testing.T) {
 	tf := `locals {
   common_environment = merge({
     SAGA_BACKOFF_CAP      = "2m"
-    RECOVERY_MAX_REDRIVES = var.redrives
+    RECOVERY_MAX_RESENDS = var.redrives
     QUEUE_URL             = local.somewhere
   }, var.extra)
 }
@@ -124,7 +124,7 @@ func TestTerraformEnvironmentIsRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if env["SAGA_BACKOFF_CAP"] != "2m" || env["RECOVERY_MAX_REDRIVES"] != "7" || env["QUEUE_URL"] != "placeholder" {
+	if env["SAGA_BACKOFF_CAP"] != "2m" || env["RECOVERY_MAX_RESENDS"] != "7" || env["QUEUE_URL"] != "placeholder" {
 		t.Fatalf("env %v", env)
 	}
 }

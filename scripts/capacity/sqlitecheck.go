@@ -38,7 +38,7 @@ type sqliteMeasure struct {
 // SKU's units spread over subRows stock sub-rows (1: not sharded).
 func measureSQLite(ctx context.Context, dir string, n, clients, subRows int) (sqliteMeasure, error) {
 	m := sqliteMeasure{Reservations: n, Clients: clients, SubRows: subRows, Seeded: int64(4 * n)}
-	st, err := sqlitestore.Open(ctx, filepath.Join(dir, fmt.Sprintf("capacity-%d.db", subRows)), sqlitestore.Options{})
+	st, err := sqlitestore.Open(ctx, filepath.Join(dir, fmt.Sprintf("capacity-%d.db", subRows)), sqlitestore.Config{})
 	if err != nil {
 		return m, err
 	}

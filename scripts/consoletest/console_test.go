@@ -57,7 +57,7 @@ func startRunner(t *testing.T) *runner {
 	}
 	cmd := exec.Command(bin, "-addr", "127.0.0.1:0", "-data", t.TempDir(), "-quiet",
 		"-triggers", filepath.Join(root, "triggers/triggers.yaml"))
-	// Quick retries; recovery never re-drives a stuck saga by itself during
+	// Quick retries; recovery never resends a stuck saga by itself during
 	// the test, so the operator's redrive is what moves it.
 	cmd.Env = append(os.Environ(), "SAGA_BACKOFF_CAP=1s", "RELAY_MAX_ATTEMPTS=3", "RELAY_BACKOFF_CAP=2s",
 		"RECOVERY_STUCK_AFTER=1h", "LOCAL_VISIBILITY_TIMEOUT=1s",

@@ -54,6 +54,7 @@ import (
 	"ordersaga/shared/adapters/sqlitequeue"
 	"ordersaga/shared/adapters/ymq"
 	"ordersaga/shared/domain/queue"
+	"ordersaga/shared/kit/text"
 )
 
 type options struct {
@@ -203,14 +204,7 @@ func openQueue(o options) (queue.Queue, queueAdmin, func(), line) {
 	if err != nil {
 		return nil, nil, func() {}, bad("fix the endpoint", "%v", err)
 	}
-	return q, admin, func() {}, ok("%s at %s, region %s, key %s… (aws-sdk-go-v2 service/sqs, JSON protocol)", what, endpoint, region, clipKey(keyID))
-}
-
-func clipKey(k string) string {
-	if len(k) > 4 {
-		return k[:4]
-	}
-	return k
+	return q, admin, func() {}, ok("%s at %s, region %s, key %s… (aws-sdk-go-v2 service/sqs, JSON protocol)", what, endpoint, region, text.Cut(keyID, 4))
 }
 
 func randomHex(n int) string {

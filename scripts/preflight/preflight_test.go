@@ -128,7 +128,7 @@ func TestRequestUnits(t *testing.T) {
 	if got := u.take(); got != 0 {
 		t.Errorf("take did not reset: %d", got)
 	}
-	st, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "ru.db"), sqlitestore.Options{})
+	st, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "ru.db"), sqlitestore.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

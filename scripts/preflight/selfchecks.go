@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"ordersaga/shared/kit/text"
 	"os/exec"
 	"sort"
 	"strings"
@@ -88,7 +89,7 @@ func probeSelfChecks(ctx context.Context, r *report, invoke invoker) {
 			}
 			var rep selfReport
 			if err := json.Unmarshal(raw, &rep); err != nil || rep.Action != "selfcheck" {
-				return bad("the deployed code predates the self-check: run scripts/deploy.sh", "not a self-check report: %s", clip(raw))
+				return bad("the deployed code predates the self-check: run scripts/deploy.sh", "not a self-check report: %s", text.Clip(string(raw), 300))
 			}
 			var failed, warned []string
 			fix := ""
@@ -114,11 +115,4 @@ func probeSelfChecks(ctx context.Context, r *report, invoke invoker) {
 			return ok("%s", detail)
 		})
 	}
-}
-
-func clip(b []byte) string {
-	if len(b) > 300 {
-		return string(b[:300]) + "…"
-	}
-	return string(b)
 }

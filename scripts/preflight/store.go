@@ -137,7 +137,7 @@ func probeSQLite(ctx context.Context, r *report, o options) {
 	defer os.RemoveAll(dir)
 	var st *sqlitestore.Store
 	l := r.check("store.migrate", func() line {
-		st, err = sqlitestore.Open(ctx, filepath.Join(dir, "scratch.db"), sqlitestore.Options{})
+		st, err = sqlitestore.Open(ctx, filepath.Join(dir, "scratch.db"), sqlitestore.Config{})
 		if err != nil {
 			return bad("go test ./shared/adapters/sqlitestore/", "open and migrate a scratch SQLite file: %v", err)
 		}

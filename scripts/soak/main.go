@@ -49,7 +49,7 @@ type soak struct {
 }
 
 // runnerEnv are the settings the runner gets besides its defaults: a short
-// recovery window (stuck 5 s, then 2 re-drives 5 s apart) and a small claim
+// recovery window (stuck 5 s, then 2 resends 5 s apart) and a small claim
 // window (4 × 5 rows), so a 3-minute run reaches past both; the README
 // tour's quick settings (dead events within seconds, sagas retrying within a
 // second, the breaker probing every 5 s: 120 breaker waits are 10 minutes);
@@ -57,7 +57,7 @@ type soak struct {
 // latency, so a slow provider makes a backlog.
 var runnerEnv = []string{
 	"RELAY_MAX_ATTEMPTS=3", "RELAY_BACKOFF_CAP=2s", "RELAY_BATCH_SIZE=5",
-	"RECOVERY_STUCK_AFTER=5s", "RECOVERY_MAX_REDRIVES=2",
+	"RECOVERY_STUCK_AFTER=5s", "RECOVERY_MAX_RESENDS=2",
 	"SAGA_BACKOFF_CAP=1s", "PAYMENT_BREAKER_OPEN_FOR=5s",
 	"SAGA_BATCH_CONCURRENCY=1", "PAYMENT_TIMEOUT=5s",
 }

@@ -36,6 +36,13 @@ func TestPublishFaultKeepsOrderEventRowsPending(t *testing.T) {
 	if err := a.EnsureQueues(ctx, tf.Queues); err != nil {
 		t.Fatal(err)
 	}
+	// A new order reserves in its own transaction: without stock it would
+	// be cancelled there and leave no saga command.
+	for _, sku := range []string{"sku-1", "sku-4"} {
+		if _, err := a.Commands.Stock.SetAvailable(ctx, "test", sku, 10); err != nil {
+			t.Fatal(err)
+		}
+	}
 	post := func(key, sku string) string {
 		t.Helper()
 		body := `{"customer_id":"c-1","currency":"RUB","items":[{"sku":"` + sku + `","quantity":1,"unit_price_minor":100}]}`

@@ -195,7 +195,7 @@ func (rt *runner) timerLoop(ctx context.Context, t triggers.Timer, fn handlers.F
 // error; up to mqtrigger.DefaultConcurrency invocations run at once, as
 // function instances do in the cloud.
 func (rt *runner) queueLoop(ctx context.Context, qt triggers.QueueTrigger, fn handlers.Func) {
-	mqtrigger.Trigger{
+	tr, err := mqtrigger.New(mqtrigger.Config{
 		Queue: rt.queue, URL: rt.queueURL(qt.Queue), QueueID: "yrn:yc:ymq:ru-central1:local:" + qt.Queue,
 		BatchSize: qt.BatchSize, VisibilityTimeout: time.Duration(qt.VisibilityTimeoutSeconds) * time.Second,
 		Log: rt.log, Name: qt.Name,
@@ -203,7 +203,12 @@ func (rt *runner) queueLoop(ctx context.Context, qt triggers.QueueTrigger, fn ha
 			_, err := rt.invoke(ctx, qt.Function, fn, raw)
 			return err
 		},
-	}.Run(ctx)
+	})
+	if err != nil {
+		rt.log.Error("queue trigger not started", "trigger", qt.Name, "error", err)
+		return
+	}
+	tr.Run(ctx)
 }
 
 func (rt *runner) queueURL(name string) string {

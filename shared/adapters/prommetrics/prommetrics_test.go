@@ -76,14 +76,14 @@ func TestRecordsEachKind(t *testing.T) {
 	r.Add(metrics.OutboxPending, -1) // gauges may go down
 	r.Observe(metrics.SagaDuration, 12, "saga_type", "order", "outcome", "completed")
 	r.Observe(metrics.SagaDuration, 400, "saga_type", "order", "outcome", "completed")
-	r.Add(metrics.RecoveryRedriven, 1)
+	r.Add(metrics.RecoveryResent, 1)
 
 	mustValue(t, r, metrics.SagaSteps, map[string]string{"step": "reserve", "direction": "forward", "status": "succeeded"}, 3)
 	mustValue(t, r, metrics.OutboxLag, nil, 42.5)
 	mustValue(t, r, metrics.BreakerState, map[string]string{"dependency": "payments"}, 2)
 	mustValue(t, r, metrics.OutboxPending, nil, 2)
 	mustValue(t, r, metrics.SagaDuration, map[string]string{"saga_type": "order", "outcome": "completed"}, 2)
-	mustValue(t, r, metrics.RecoveryRedriven, nil, 1)
+	mustValue(t, r, metrics.RecoveryResent, nil, 1)
 	mustValue(t, r, metrics.Reconciled, nil, 0) // label-less metrics exist from the start
 	mustValue(t, r, metrics.MetricsUnknown, nil, 0)
 }

@@ -11,7 +11,7 @@ import (
 
 func TestConformance(t *testing.T) {
 	queuetest.Run(t, func(t *testing.T) queue.Queue {
-		return openTemp(t, WithPollInterval(10*time.Millisecond))
+		return openTemp(t, Config{PollInterval: 10 * time.Millisecond})
 	}, queuetest.Features{
 		TimeUnit:               200 * time.Millisecond,
 		LongPollWakesOnVisible: true,
@@ -19,9 +19,9 @@ func TestConformance(t *testing.T) {
 }
 
 // openTemp opens a Queue on a fresh database file, closed at cleanup.
-func openTemp(t *testing.T, opts ...Option) *Queue {
+func openTemp(t *testing.T, cfg Config) *Queue {
 	t.Helper()
-	q, err := Open(filepath.Join(t.TempDir(), "queue.db"), opts...)
+	q, err := Open(filepath.Join(t.TempDir(), "queue.db"), cfg)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}

@@ -34,7 +34,7 @@ type inTxFixture struct {
 func newInTxFixture(t *testing.T) *inTxFixture {
 	t.Helper()
 	f := &inTxFixture{path: filepath.Join(t.TempDir(), "app.db")}
-	st, err := sqlitestore.Open(context.Background(), f.path, sqlitestore.Options{
+	st, err := sqlitestore.Open(context.Background(), f.path, sqlitestore.Config{
 		OnTx: func(bool) { f.arrived.Add(1) },
 	})
 	if err != nil {
@@ -159,11 +159,11 @@ func TestSendInTxInvisibleUntilCommit(t *testing.T) {
 // poll interval, which is set far beyond the test's patience here).
 func TestSendInTxCommittedWakesLongPoll(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "app.db")
-	st, err := sqlitestore.Open(context.Background(), path, sqlitestore.Options{})
+	st, err := sqlitestore.Open(context.Background(), path, sqlitestore.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := New(st.DB(), WithPollInterval(time.Hour))
+	q, err := New(st.DB(), Config{PollInterval: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +254,7 @@ func TestSendInTxRefusesForeignTransactions(t *testing.T) {
 	f := newInTxFixture(t)
 	// A second store on another file: its transactions are SQL ones, but on
 	// another database.
-	st2, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "other.db"), sqlitestore.Options{})
+	st2, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "other.db"), sqlitestore.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -412,12 +412,12 @@ func TestSendInTxPerEntryErrors(t *testing.T) {
 // with SendBatch.
 func TestSendInTxDelay(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "app.db")
-	st, err := sqlitestore.Open(context.Background(), path, sqlitestore.Options{})
+	st, err := sqlitestore.Open(context.Background(), path, sqlitestore.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	clock := &fakeClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
-	q, err := New(st.DB(), WithClock(clock.Now))
+	q, err := New(st.DB(), Config{Now: clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

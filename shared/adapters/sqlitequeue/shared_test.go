@@ -32,7 +32,7 @@ func TestSharedDatabase(t *testing.T) {
 	if err := q1.Close(); err != nil { // must not close the shared handle
 		t.Fatalf("Close: %v", err)
 	}
-	q2, err := Open(path, WithPollInterval(5*time.Millisecond))
+	q2, err := Open(path, Config{PollInterval: 5 * time.Millisecond})
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}

@@ -15,6 +15,7 @@
 package sqlitequeue
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -27,6 +28,7 @@ import (
 
 	"ordersaga/shared/domain/apperr"
 	"ordersaga/shared/domain/queue"
+	"ordersaga/shared/kit/validate"
 )
 
 // URLPrefix starts every queue URL of this adapter.
@@ -54,44 +56,109 @@ type Queue struct {
 
 var _ queue.Queue = (*Queue)(nil)
 
-// Option configures a Queue.
-type Option func(*config)
-
-type config struct {
-	now         func() time.Time
-	newID       func() string
-	poll        time.Duration
-	busyTimeout time.Duration
+// Config configures a Queue (Open, New). Zero fields take the defaults
+// named; negative ones are refused. The zero value is usable.
+type Config struct {
+	// Now is the clock used for visibility, delays and timestamps (default
+	// time.Now). Long polls still wait in real time.
+	Now func() time.Time
+	// NewID generates message ids and receipt handles (default random
+	// UUIDs). It must return unique strings.
+	NewID func() string
+	// PollInterval is how often a long poll re-checks the database (default
+	// DefaultPollInterval).
+	PollInterval time.Duration
+	// BusyTimeout is the SQLite busy_timeout of the connections Open makes
+	// (default DefaultBusyTimeout). New ignores it: the caller's DSN decides.
+	BusyTimeout time.Duration
 }
 
-// WithClock sets the clock used for visibility, delays and timestamps
-// (default time.Now). Long polls still wait in real time.
-func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
+// Validate reports what Open and New would refuse: a negative
+// PollInterval or BusyTimeout. Errors are apperr.Invalid and name the fields.
+func (c Config) Validate() error {
+	var p validate.Problems
+	validate.NotNegative(&p, "PollInterval", c.PollInterval)
+	validate.NotNegative(&p, "BusyTimeout", c.BusyTimeout)
+	return p.Err("sqlitequeue")
+}
 
-// WithIDs sets the generator of message ids and receipt handles (default
-// random UUIDs). It must return unique strings.
-func WithIDs(newID func() string) Option { return func(c *config) { c.newID = newID } }
+// setDefaults gives each zero field of c its documented default.
+func (c *Config) setDefaults() {
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.NewID == nil {
+		c.NewID = uuid.NewString
+	}
+	c.PollInterval = cmp.Or(c.PollInterval, DefaultPollInterval)
+	c.BusyTimeout = cmp.Or(c.BusyTimeout, DefaultBusyTimeout)
+}
 
-// WithPollInterval sets how often a long poll re-checks the database
-// (default DefaultPollInterval).
-func WithPollInterval(d time.Duration) Option { return func(c *config) { c.poll = d } }
+// Option is what Open and New take: a Config, or one of the deprecated
+// With* functions that set a single field of it.
+type Option interface{ apply(*Config) }
 
-// WithBusyTimeout sets the SQLite busy_timeout of the connections Open makes
-// (default DefaultBusyTimeout). New ignores it: the caller's DSN decides.
-func WithBusyTimeout(d time.Duration) Option { return func(c *config) { c.busyTimeout = d } }
+// apply makes a Config an Option: it sets every non-zero field of c.
+func (c Config) apply(dst *Config) {
+	if c.Now != nil {
+		dst.Now = c.Now
+	}
+	if c.NewID != nil {
+		dst.NewID = c.NewID
+	}
+	if c.PollInterval != 0 {
+		dst.PollInterval = c.PollInterval
+	}
+	if c.BusyTimeout != 0 {
+		dst.BusyTimeout = c.BusyTimeout
+	}
+}
+
+type optionFunc func(*Config)
+
+func (f optionFunc) apply(c *Config) { f(c) }
+
+// WithClock sets Config.Now.
+//
+// Deprecated: pass Config{Now: now}.
+func WithClock(now func() time.Time) Option { return optionFunc(func(c *Config) { c.Now = now }) }
+
+// WithIDs sets Config.NewID.
+//
+// Deprecated: pass Config{NewID: newID}.
+func WithIDs(newID func() string) Option { return optionFunc(func(c *Config) { c.NewID = newID }) }
+
+// WithPollInterval sets Config.PollInterval.
+//
+// Deprecated: pass Config{PollInterval: d}.
+func WithPollInterval(d time.Duration) Option {
+	return optionFunc(func(c *Config) { c.PollInterval = d })
+}
+
+// WithBusyTimeout sets Config.BusyTimeout.
+//
+// Deprecated: pass Config{BusyTimeout: d}.
+func WithBusyTimeout(d time.Duration) Option {
+	return optionFunc(func(c *Config) { c.BusyTimeout = d })
+}
 
 // Open opens (creating if needed) the SQLite database file at path in WAL
 // mode with a busy timeout, creates the queue tables and returns a Queue that
-// owns the database: Close closes it.
+// owns the database: Close closes it. Pass at most one Config (the With*
+// options are deprecated); its zero fields take their defaults. Errors:
+// Invalid for a bad path or a negative setting (naming the field).
 func Open(path string, opts ...Option) (*Queue, error) {
 	// An in-memory database would be a different one on each pooled
 	// connection; a '?' or '#' would break the DSN.
 	if path == "" || strings.Contains(path, ":memory:") || strings.ContainsAny(path, "?#") {
 		return nil, apperr.New(apperr.Invalid, "sqlitequeue: bad database path %q (want a file path)", path)
 	}
-	c := configure(opts)
+	c, err := configure(opts)
+	if err != nil {
+		return nil, err
+	}
 	dsn := fmt.Sprintf("file:%s?_pragma=busy_timeout(%d)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)",
-		path, c.busyTimeout.Milliseconds())
+		path, c.BusyTimeout.Milliseconds())
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, apperr.Wrap(apperr.Internal, err, "sqlitequeue: open %s", path)
@@ -107,27 +174,33 @@ func Open(path string, opts ...Option) (*Queue, error) {
 // New returns a Queue over an existing database handle (for example the one
 // the SQLite store uses) and creates the queue tables if missing. The handle
 // should have a busy_timeout (and preferably WAL) configured; Close does not
-// close it.
+// close it. Options and errors as for Open.
 func New(db *sql.DB, opts ...Option) (*Queue, error) {
 	if db == nil {
 		return nil, apperr.New(apperr.Invalid, "sqlitequeue: nil *sql.DB")
 	}
-	return newQueue(db, false, configure(opts))
+	c, err := configure(opts)
+	if err != nil {
+		return nil, err
+	}
+	return newQueue(db, false, c)
 }
 
-func configure(opts []Option) config {
-	c := config{now: time.Now, newID: uuid.NewString, poll: DefaultPollInterval, busyTimeout: DefaultBusyTimeout}
+// configure applies opts to a zero Config, validates it and sets its defaults.
+func configure(opts []Option) (Config, error) {
+	var c Config
 	for _, o := range opts {
-		o(&c)
+		o.apply(&c)
 	}
-	return c
+	if err := c.Validate(); err != nil {
+		return Config{}, err
+	}
+	c.setDefaults()
+	return c, nil
 }
 
-func newQueue(db *sql.DB, owns bool, c config) (*Queue, error) {
-	q := &Queue{db: db, ownsDB: owns, now: c.now, newID: c.newID, poll: c.poll, wakeups: map[string]chan struct{}{}}
-	if q.poll <= 0 {
-		q.poll = DefaultPollInterval
-	}
+func newQueue(db *sql.DB, owns bool, c Config) (*Queue, error) {
+	q := &Queue{db: db, ownsDB: owns, now: c.Now, newID: c.NewID, poll: c.PollInterval, wakeups: map[string]chan struct{}{}}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	err := q.immediate(ctx, func(ctx context.Context, conn *sql.Conn) error {

@@ -39,7 +39,7 @@ func seqIDs() func() string {
 func newFake(t *testing.T) (*Queue, *fakeClock) {
 	t.Helper()
 	clock := &fakeClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
-	return openTemp(t, WithClock(clock.Now), WithIDs(seqIDs())), clock
+	return openTemp(t, Config{Now: clock.Now, NewID: seqIDs()}), clock
 }
 
 func mustEnsure(t *testing.T, q queue.Queue, spec queue.QueueSpec) string {
@@ -200,7 +200,7 @@ func TestOpenRejectsBadPaths(t *testing.T) {
 }
 
 func TestReceiveCancelled(t *testing.T) {
-	q := openTemp(t)
+	q := openTemp(t, Config{})
 	url := mustEnsure(t, q, queue.QueueSpec{Name: "q"})
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() { time.Sleep(20 * time.Millisecond); cancel() }()

@@ -10,5 +10,5 @@ import (
 // TestTextRule: the embedded queue accepts exactly what the API boundary's
 // text rule (package textrule) accepts.
 func TestTextRule(t *testing.T) {
-	queuetest.RunTextRule(t, openTemp(t, WithPollInterval(10*time.Millisecond)))
+	queuetest.RunTextRule(t, openTemp(t, Config{PollInterval: 10 * time.Millisecond}))
 }

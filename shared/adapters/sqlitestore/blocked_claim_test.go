@@ -82,7 +82,7 @@ func TestDueListSkipsTenThousandBlockedAggregates(t *testing.T) {
 	}
 	const n, free = 10000, 150
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	s := openAt(t, filepath.Join(t.TempDir(), "blocked.db"), sqlitestore.Options{})
+	s := openAt(t, filepath.Join(t.TempDir(), "blocked.db"), sqlitestore.Config{})
 	claimable, blocked := blockedAggregates(t, s, t0, n, free)
 	now := t0.Add(3 * time.Second)
 	err := s.View(context.Background(), func(ctx context.Context, tx store.Tx) error {

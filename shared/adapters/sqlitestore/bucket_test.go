@@ -15,7 +15,7 @@ import (
 // The twin column of YDB's bucketed indexes (schema/sqlite/0011_buckets.sql)
 // holds bucket.Of of the primary key, and an update keeps it.
 func TestBucketColumnWritten(t *testing.T) {
-	s := open(t, filepath.Join(t.TempDir(), "b.db"), Options{})
+	s := open(t, filepath.Join(t.TempDir(), "b.db"), Config{})
 	ctx := context.Background()
 	at := time.Date(2001, 2, 3, 4, 5, 6, 0, time.UTC)
 	sg := saga.Instance{ID: "saga-bucket", State: saga.StatePending, CreatedAt: at, Version: 1}

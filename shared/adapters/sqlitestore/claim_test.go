@@ -16,7 +16,7 @@ import (
 // statement does not count as a write (a group member that then fails needs
 // no rerun); a key that is not valid UTF-8 is Invalid and writes nothing.
 func TestClaimIdempotencyKey(t *testing.T) {
-	s := open(t, filepath.Join(t.TempDir(), "claim.db"), Options{})
+	s := open(t, filepath.Join(t.TempDir(), "claim.db"), Config{})
 	ctx := context.Background()
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	rec := func(fp string) idempotency.Record {

@@ -23,7 +23,7 @@ import (
 // failed and that member was told its transaction failed: its writes
 // existed although InTx returned an error.
 func TestGroupMemberAfterAnAutomaticRollbackKeepsNothing(t *testing.T) {
-	s := open(t, filepath.Join(t.TempDir(), "full.db"), Options{})
+	s := open(t, filepath.Join(t.TempDir(), "full.db"), Config{})
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	release := holdWriter(t, s, &wg)

@@ -78,7 +78,7 @@ func waitQueued(s *Store, n int) {
 // or a panic undoes only that caller's writes, a caller whose context ended
 // while waiting writes nothing, and everyone else's writes are committed.
 func TestWaitingTransactionsCommitAsOneGroup(t *testing.T) {
-	s := open(t, filepath.Join(t.TempDir(), "g.db"), Options{})
+	s := open(t, filepath.Join(t.TempDir(), "g.db"), Config{})
 	ctx := context.Background()
 	var wg sync.WaitGroup
 	release := holdWriter(t, s, &wg)
@@ -163,7 +163,7 @@ func TestGroupRunsWithoutSavepointsUnlessAMemberMustBeUndone(t *testing.T) {
 		wantIDs    string
 	}{{"clean failure", false, 0, "a,b,holder"}, {"failure after a write", true, 1, "a,b,holder"}} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := open(t, filepath.Join(t.TempDir(), "g.db"), Options{})
+			s := open(t, filepath.Join(t.TempDir(), "g.db"), Config{})
 			ctx := context.Background()
 			var wg sync.WaitGroup
 			release := holdWriter(t, s, &wg)

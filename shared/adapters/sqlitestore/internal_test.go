@@ -18,9 +18,9 @@ import (
 	"ordersaga/shared/domain/store"
 )
 
-func open(t *testing.T, path string, opts Options) *Store {
+func open(t *testing.T, path string, cfg Config) *Store {
 	t.Helper()
-	s, err := Open(context.Background(), path, opts)
+	s, err := Open(context.Background(), path, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,8 +32,8 @@ func open(t *testing.T, path string, opts Options) *Store {
 func realBusyError(t *testing.T) error {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "busy.db")
-	holder := open(t, path, Options{})
-	other := open(t, path, Options{BusyTimeout: time.Millisecond})
+	holder := open(t, path, Config{})
+	other := open(t, path, Config{BusyTimeout: time.Millisecond})
 	lock, err := holder.DB().BeginTx(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -49,7 +49,7 @@ func realBusyError(t *testing.T) error {
 
 func TestRunRetriesBusyInsideFn(t *testing.T) {
 	busy := realBusyError(t)
-	s := open(t, filepath.Join(t.TempDir(), "s.db"), Options{})
+	s := open(t, filepath.Join(t.TempDir(), "s.db"), Config{})
 	ctx := context.Background()
 	other := apperr.New(apperr.Rejected, "no")
 	for _, tc := range []struct {
@@ -125,7 +125,7 @@ func TestMigrations(t *testing.T) {
 		// The first statement succeeds, the second fails: both must roll back.
 		"m/0003_c.sql": {Data: []byte("CREATE TABLE c (z INTEGER);\nINSERT INTO missing_table VALUES (1);")},
 	}
-	s := open(t, filepath.Join(t.TempDir(), "m.db"), Options{})
+	s := open(t, filepath.Join(t.TempDir(), "m.db"), Config{})
 	db := s.DB()
 	tables := func() map[string]bool {
 		rows, err := db.Query(`SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('a', 'b', 'c')`)
@@ -226,7 +226,7 @@ func TestWritesAreCheckpointedOffTheWriter(t *testing.T) {
 		err                   error
 	}
 	got := make(chan result, 16)
-	s := open(t, filepath.Join(t.TempDir(), "ck.db"), Options{OnCheckpoint: func(busy, logFrames, done int, err error) {
+	s := open(t, filepath.Join(t.TempDir(), "ck.db"), Config{OnCheckpoint: func(busy, logFrames, done int, err error) {
 		select {
 		case got <- result{busy, logFrames, done, err}:
 		default:
@@ -259,7 +259,7 @@ func TestWritesAreCheckpointedOffTheWriter(t *testing.T) {
 // index of migration 0013, in its order (no sort), and an insert reads
 // nothing.
 func TestAggregateQueriesUseTheOpenRowsIndex(t *testing.T) {
-	s := open(t, filepath.Join(t.TempDir(), "plan.db"), Options{})
+	s := open(t, filepath.Join(t.TempDir(), "plan.db"), Config{})
 	text := queryPlan(t, s.DB(), sprintfSQL(sqlEarliestPending, placeholders(2)), "pending", "dead", "order-events", "a", "b")
 	if strings.Contains(text, "TEMP B-TREE") || !strings.Contains(text, "INDEX outbox_open_by_aggregate") {
 		t.Errorf("earliest pending: plan %q, want a search of outbox_open_by_aggregate without a sort", text)
@@ -301,7 +301,7 @@ func queryPlan(t *testing.T, db *sql.DB, query string, args ...any) string {
 }
 
 func TestClaimQueriesReadInIndexOrder(t *testing.T) {
-	s := open(t, filepath.Join(t.TempDir(), "plan.db"), Options{})
+	s := open(t, filepath.Join(t.TempDir(), "plan.db"), Config{})
 	for name, q := range map[string]struct {
 		sql   string
 		args  []any

@@ -15,7 +15,7 @@ import (
 // first page and later ones, with no sort and no scan; an order's bucket
 // (the YDB twin's column) is written on insert and kept by an update.
 func TestOrdersByCustomerReadTheIndexInOrder(t *testing.T) {
-	s := open(t, filepath.Join(t.TempDir(), "plan.db"), Options{})
+	s := open(t, filepath.Join(t.TempDir(), "plan.db"), Config{})
 	for name, q := range map[string]struct {
 		sql  string
 		args []any

@@ -18,7 +18,7 @@ import (
 // batch and at the seams between statements (maxVersionedRows) and between
 // padded lengths, missing ids and repeated pairs are skipped and not counted.
 func TestBatchedOutboxWritesSkipStaleRowsAndCountExactly(t *testing.T) {
-	s := open(t, filepath.Join(t.TempDir(), "batch.db"), Options{})
+	s := open(t, filepath.Join(t.TempDir(), "batch.db"), Config{})
 	ctx := context.Background()
 	at := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 	for _, size := range []int{1, 3, 5, maxVersionedRows - 1, maxVersionedRows, maxVersionedRows + 1, 2*maxVersionedRows + 90, bigBatch} {
@@ -120,7 +120,7 @@ const bigBatch = 16400
 // One batched statement seeks each pair by primary key: it never scans the
 // outbox (a scan would cost O(table) per claim).
 func TestBatchedOutboxWritesSeekByPrimaryKey(t *testing.T) {
-	s := open(t, filepath.Join(t.TempDir(), "plan.db"), Options{})
+	s := open(t, filepath.Join(t.TempDir(), "plan.db"), Config{})
 	for name, q := range map[string]string{"lease": sqlLeaseOutbox, "mark": sqlMarkOutboxPublished} {
 		args := []any{"a", 1, 2}
 		for i := 0; i < 4; i++ {
@@ -138,7 +138,7 @@ func TestBatchedOutboxWritesSeekByPrimaryKey(t *testing.T) {
 // An id that is not valid UTF-8 is refused (Invalid) and nothing changes,
 // as for every other text the store is given.
 func TestBatchedOutboxWritesRefuseInvalidText(t *testing.T) {
-	s := open(t, filepath.Join(t.TempDir(), "bad.db"), Options{})
+	s := open(t, filepath.Join(t.TempDir(), "bad.db"), Config{})
 	ctx := context.Background()
 	at := time.Date(2026, 3, 4, 5, 6, 7, 0, time.UTC)
 	err := s.InTx(ctx, func(ctx context.Context, tx store.Tx) error {

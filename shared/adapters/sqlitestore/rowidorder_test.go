@@ -14,7 +14,7 @@ import (
 // when the newest row of the table is deleted (its rowid is then given
 // again) and even when the clocks say otherwise.
 func TestEarliestPendingIsWriteOrderAfterTheNewestRowIsDeleted(t *testing.T) {
-	s := open(t, filepath.Join(t.TempDir(), "rowid.db"), Options{})
+	s := open(t, filepath.Join(t.TempDir(), "rowid.db"), Config{})
 	ctx := context.Background()
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	row := func(id, agg string, st outbox.Status, created time.Time) outbox.Event {

@@ -26,6 +26,7 @@
 package sqlitestore
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -38,25 +39,27 @@ import (
 	"ordersaga/schema"
 	"ordersaga/shared/domain/apperr"
 	"ordersaga/shared/domain/store"
+	"ordersaga/shared/kit/validate"
 )
 
 var _ store.Store = (*Store)(nil)
 
-// Defaults of Options.
+// Defaults of a Config's zero fields.
 const (
 	DefaultMaxOpenConns = 4
 	DefaultBusyTimeout  = 10 * time.Second
 )
 
-// Options configure Open. The zero value is usable.
-type Options struct {
-	// Now is the clock (used to stamp applied migrations); time.Now if nil.
+// Config configures Open. Zero fields take the defaults named; negative
+// ones are refused. The zero value is usable.
+type Config struct {
+	// Now is the clock (used to stamp applied migrations); default time.Now.
 	Now func() time.Time
-	// MaxOpenConns bounds the read pool; DefaultMaxOpenConns if <= 0. The
+	// MaxOpenConns bounds the read pool (default DefaultMaxOpenConns). The
 	// write pool always has exactly one connection.
 	MaxOpenConns int
 	// BusyTimeout is how long one statement waits for a lock held by another
-	// connection before SQLITE_BUSY; DefaultBusyTimeout if <= 0.
+	// connection before SQLITE_BUSY (default DefaultBusyTimeout).
 	BusyTimeout time.Duration
 	// OnTx, if set, is called once per InTx (readOnly=false) or View
 	// (readOnly=true) call, not once per retry. Tests use it to count the
@@ -68,11 +71,34 @@ type Options struct {
 	OnCheckpoint func(busy, logFrames, checkpointed int, err error)
 }
 
+// Options is the former name of Config.
+//
+// Deprecated: use Config.
+type Options = Config
+
+// Validate reports what Open would refuse of c: a negative MaxOpenConns or
+// BusyTimeout. Errors are apperr.Invalid and name the fields.
+func (c Config) Validate() error {
+	var p validate.Problems
+	validate.NotNegative(&p, "MaxOpenConns", c.MaxOpenConns)
+	validate.NotNegative(&p, "BusyTimeout", c.BusyTimeout)
+	return p.Err("sqlitestore.Open")
+}
+
+// setDefaults gives each zero field of c its documented default.
+func (c *Config) setDefaults() {
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	c.MaxOpenConns = cmp.Or(c.MaxOpenConns, DefaultMaxOpenConns)
+	c.BusyTimeout = cmp.Or(c.BusyTimeout, DefaultBusyTimeout)
+}
+
 // Store is the SQLite store. It is safe for concurrent use.
 type Store struct {
-	rw   *sql.DB // write pool: BEGIN IMMEDIATE
-	ro   *sql.DB // read pool: deferred BEGIN, query_only
-	opts Options
+	rw  *sql.DB // write pool: BEGIN IMMEDIATE
+	ro  *sql.DB // read pool: deferred BEGIN, query_only
+	cfg Config
 	// Prepared statements per pool.
 	rwStmts, roStmts *stmtCache
 	// ckpt runs the WAL checkpoints off the writer (checkpoint.go).
@@ -90,23 +116,19 @@ func (s *Store) cacheFor(db *sql.DB) *stmtCache {
 
 // Open opens (creating if needed) the SQLite database file at path, applies
 // the pending migrations of schema.SQLite, and returns the store. path is a
-// plain file path; it must not contain '?'. Errors: Invalid for a bad path,
-// Internal when the file cannot be opened or a migration fails (the failed
-// migration is rolled back and named in the error).
-func Open(ctx context.Context, path string, opts Options) (*Store, error) {
+// plain file path; it must not contain '?'. cfg's zero fields take their
+// defaults. Errors: Invalid for a bad path or a negative setting (naming the
+// field), Internal when the file cannot be opened or a migration fails (the
+// failed migration is rolled back and named in the error).
+func Open(ctx context.Context, path string, cfg Config) (*Store, error) {
 	if path == "" || strings.ContainsRune(path, '?') || path == ":memory:" {
 		return nil, apperr.New(apperr.Invalid, "sqlitestore: %q is not a database file path", path)
 	}
-	if opts.Now == nil {
-		opts.Now = time.Now
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
-	if opts.MaxOpenConns <= 0 {
-		opts.MaxOpenConns = DefaultMaxOpenConns
-	}
-	if opts.BusyTimeout <= 0 {
-		opts.BusyTimeout = DefaultBusyTimeout
-	}
-	busy := fmt.Sprintf("busy_timeout(%d)", opts.BusyTimeout.Milliseconds())
+	cfg.setDefaults()
+	busy := fmt.Sprintf("busy_timeout(%d)", cfg.BusyTimeout.Milliseconds())
 
 	// One writer connection: SQLite admits one writer at a time anyway, and
 	// queueing writers in Go's pool is fair and immediate, whereas several
@@ -118,11 +140,11 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := migrate(ctx, rw, schema.SQLite, "sqlite", opts.Now); err != nil {
+	if err := migrate(ctx, rw, schema.SQLite, "sqlite", cfg.Now); err != nil {
 		rw.Close()
 		return nil, err
 	}
-	ro, err := openPool(path, opts.MaxOpenConns, "",
+	ro, err := openPool(path, cfg.MaxOpenConns, "",
 		busy, "synchronous(NORMAL)", "foreign_keys(1)", "query_only(1)")
 	if err != nil {
 		rw.Close()
@@ -134,8 +156,8 @@ func Open(ctx context.Context, path string, opts Options) (*Store, error) {
 		rw.Close()
 		return nil, err
 	}
-	return &Store{rw: rw, ro: ro, opts: opts, rwStmts: newStmtCache(rw), roStmts: newStmtCache(ro),
-		ckpt: startCheckpointer(ck, opts.OnCheckpoint), w: &writer{db: rw}}, nil
+	return &Store{rw: rw, ro: ro, cfg: cfg, rwStmts: newStmtCache(rw), roStmts: newStmtCache(ro),
+		ckpt: startCheckpointer(ck, cfg.OnCheckpoint), w: &writer{db: rw}}, nil
 }
 
 func openPool(path string, maxConns int, txlock string, pragmas ...string) (*sql.DB, error) {
@@ -185,8 +207,8 @@ func (s *Store) Close() error {
 // Transient. Any other error from fn is returned unchanged after rollback; a
 // panic in fn rolls back and propagates.
 func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context, tx store.Tx) error) error {
-	if s.opts.OnTx != nil {
-		s.opts.OnTx(false)
+	if s.cfg.OnTx != nil {
+		s.cfg.OnTx(false)
 	}
 	return s.run(ctx, s.rw, false, fn)
 }
@@ -194,8 +216,8 @@ func (s *Store) InTx(ctx context.Context, fn func(ctx context.Context, tx store.
 // View implements store.Store: fn runs in a deferred (snapshot) transaction
 // on a query_only connection, so any write fails with Internal.
 func (s *Store) View(ctx context.Context, fn func(ctx context.Context, tx store.Tx) error) error {
-	if s.opts.OnTx != nil {
-		s.opts.OnTx(true)
+	if s.cfg.OnTx != nil {
+		s.cfg.OnTx(true)
 	}
 	return s.run(ctx, s.ro, true, fn)
 }

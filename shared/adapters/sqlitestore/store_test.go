@@ -2,7 +2,9 @@ package sqlitestore_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -14,9 +16,9 @@ import (
 	"ordersaga/shared/domain/store/storetest"
 )
 
-func openAt(t *testing.T, path string, opts sqlitestore.Options) *sqlitestore.Store {
+func openAt(t *testing.T, path string, cfg sqlitestore.Config) *sqlitestore.Store {
 	t.Helper()
-	s, err := sqlitestore.Open(context.Background(), path, opts)
+	s, err := sqlitestore.Open(context.Background(), path, cfg)
 	if err != nil {
 		t.Fatalf("Open(%s): %v", path, err)
 	}
@@ -30,7 +32,7 @@ func openAt(t *testing.T, path string, opts sqlitestore.Options) *sqlitestore.St
 
 func TestConformance(t *testing.T) {
 	storetest.Run(t, func(t *testing.T) store.Store {
-		return openAt(t, filepath.Join(t.TempDir(), "store.db"), sqlitestore.Options{})
+		return openAt(t, filepath.Join(t.TempDir(), "store.db"), sqlitestore.Config{})
 	})
 }
 
@@ -39,7 +41,7 @@ func TestReopenKeepsDataAndAppliesNoMigration(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "store.db")
 	o := order.Order{ID: "ord-1", Status: order.StatusPending, Items: []order.Item{{SKU: "a", Quantity: 1, UnitPriceMinor: 2}}, Version: 1}
 
-	s1, err := sqlitestore.Open(ctx, path, sqlitestore.Options{})
+	s1, err := sqlitestore.Open(ctx, path, sqlitestore.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +56,7 @@ func TestReopenKeepsDataAndAppliesNoMigration(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	s2 := openAt(t, path, sqlitestore.Options{})
+	s2 := openAt(t, path, sqlitestore.Config{})
 	if got := countMigrations(t, s2); got != applied {
 		t.Errorf("after reopen %d migrations recorded, want %d (none re-applied)", got, applied)
 	}
@@ -81,11 +83,40 @@ func countMigrations(t *testing.T, s *sqlitestore.Store) int {
 
 func TestOpenRejectsBadPaths(t *testing.T) {
 	for _, path := range []string{"", ":memory:", "a.db?mode=ro", filepath.Join(t.TempDir(), "missing-dir", "x.db")} {
-		s, err := sqlitestore.Open(context.Background(), path, sqlitestore.Options{})
+		s, err := sqlitestore.Open(context.Background(), path, sqlitestore.Config{})
 		if err == nil {
 			s.Close()
 			t.Errorf("Open(%q) succeeded, want an error", path)
 		}
+	}
+}
+
+// Zero settings take their defaults (the other tests open with Config{});
+// a negative one is refused with an error naming the field, and no file is
+// created.
+func TestOpenRefusesNegativeSettings(t *testing.T) {
+	cases := []struct {
+		name string
+		cfg  sqlitestore.Config
+		want string
+	}{
+		{"negative MaxOpenConns", sqlitestore.Config{MaxOpenConns: -1}, "MaxOpenConns must not be negative (got -1)"},
+		{"negative BusyTimeout", sqlitestore.Config{BusyTimeout: -time.Second}, "BusyTimeout must not be negative (got -1s)"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "x.db")
+			s, err := sqlitestore.Open(context.Background(), path, tc.cfg)
+			if err == nil {
+				s.Close()
+			}
+			if !apperr.Is(err, apperr.Invalid) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Open = %v; want Invalid containing %q", err, tc.want)
+			}
+			if _, serr := os.Stat(path); !os.IsNotExist(serr) {
+				t.Errorf("a refused Open left %s behind (%v)", path, serr)
+			}
+		})
 	}
 }
 
@@ -95,9 +126,9 @@ func TestOpenRejectsBadPaths(t *testing.T) {
 func TestBusyIsTransient(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "store.db")
-	holder := openAt(t, path, sqlitestore.Options{})
+	holder := openAt(t, path, sqlitestore.Config{})
 	var txCalls atomic.Int32
-	writer := openAt(t, path, sqlitestore.Options{
+	writer := openAt(t, path, sqlitestore.Config{
 		BusyTimeout: 5 * time.Millisecond,
 		OnTx:        func(bool) { txCalls.Add(1) },
 	})

@@ -13,6 +13,7 @@ import (
 
 	"ordersaga/shared/domain/apperr"
 	"ordersaga/shared/domain/metrics"
+	"ordersaga/shared/kit/text"
 )
 
 // writeRequest is the MetricsData.write body.
@@ -219,9 +220,7 @@ func kindOfStatus(code int) apperr.Kind {
 // snippet is a short, single-line excerpt of a response for error messages.
 func snippet(b []byte) string {
 	s := strings.Join(strings.Fields(string(b)), " ")
-	if len(s) > 300 {
-		s = strings.ToValidUTF8(s[:300], "") + "…"
-	}
+	s = text.Clip(strings.ToValidUTF8(s, ""), 300)
 	if s == "" {
 		s = "empty response"
 	}

@@ -1,6 +1,7 @@
 package ycmetrics
 
 import (
+	"cmp"
 	"io"
 	"log/slog"
 	"math"
@@ -9,8 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"ordersaga/shared/domain/apperr"
 	"ordersaga/shared/domain/metrics"
+	"ordersaga/shared/kit/validate"
 )
 
 // DefaultEndpoint is the Monitoring write API.
@@ -81,46 +82,58 @@ var _ metrics.Recorder = (*Recorder)(nil)
 
 // New validates cfg, fills defaults and returns a Recorder. Errors: Invalid.
 func New(cfg Config) (*Recorder, error) {
-	if cfg.FolderID == "" {
-		return nil, apperr.New(apperr.Invalid, "ycmetrics: FolderID is required")
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
-	if cfg.Tokens == nil {
-		return nil, apperr.New(apperr.Invalid, "ycmetrics: Tokens is required")
-	}
-	if cfg.Endpoint == "" {
-		cfg.Endpoint = DefaultEndpoint
-	}
-	u, err := url.Parse(cfg.Endpoint)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return nil, apperr.New(apperr.Invalid, "ycmetrics: Endpoint %q is not an http(s) URL", cfg.Endpoint)
-	}
+	cfg.setDefaults()
+	u, _ := url.Parse(cfg.Endpoint) // Validate parsed it
 	q := u.Query()
 	q.Set("folderId", cfg.FolderID)
 	q.Set("service", "custom")
 	u.RawQuery = q.Encode()
-	common := len(cfg.Labels)
-	if cfg.Function != "" {
+	return &Recorder{cfg: cfg, endpoint: u.String(), series: map[seriesKey]*series{}, dropped: map[string]float64{}}, nil
+}
+
+// Validate reports what New would refuse: no FolderID or Tokens, an
+// Endpoint (when set) that is not an http(s) URL, more common labels than
+// Monitoring allows per metric, or a negative Timeout or MaxPoints. Errors
+// are apperr.Invalid and name the fields.
+func (c Config) Validate() error {
+	var p validate.Problems
+	p.Require(c.FolderID != "", "FolderID")
+	p.Require(c.Tokens != nil, "Tokens")
+	if c.Endpoint != "" {
+		u, err := url.Parse(c.Endpoint)
+		if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			p.Add("Endpoint", "is not an http(s) URL (got %q)", c.Endpoint)
+		}
+	}
+	common := len(c.Labels)
+	if c.Function != "" {
 		common++
 	}
 	if widest := 3 + common + maxCatalogLabels() + 1; widest > maxLabelsPerMetric { // +1: "bin"
-		return nil, apperr.New(apperr.Invalid, "ycmetrics: %d common labels exceed Monitoring's %d labels per metric", common, maxLabelsPerMetric)
+		p.Add("Labels", "hold %d common labels, more than Monitoring's %d labels per metric allow", common, maxLabelsPerMetric)
 	}
-	if cfg.Client == nil {
-		cfg.Client = &http.Client{}
+	validate.NotNegative(&p, "Timeout", c.Timeout)
+	validate.NotNegative(&p, "MaxPoints", c.MaxPoints)
+	return p.Err("ycmetrics")
+}
+
+// setDefaults gives each zero field of c its documented default.
+func (c *Config) setDefaults() {
+	c.Endpoint = cmp.Or(c.Endpoint, DefaultEndpoint)
+	if c.Client == nil {
+		c.Client = &http.Client{}
 	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = DefaultTimeout
+	c.Timeout = cmp.Or(c.Timeout, DefaultTimeout)
+	c.MaxPoints = cmp.Or(c.MaxPoints, DefaultMaxPoints)
+	if c.Now == nil {
+		c.Now = time.Now
 	}
-	if cfg.MaxPoints <= 0 {
-		cfg.MaxPoints = DefaultMaxPoints
+	if c.Log == nil {
+		c.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.Log == nil {
-		cfg.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	return &Recorder{cfg: cfg, endpoint: u.String(), series: map[seriesKey]*series{}, dropped: map[string]float64{}}, nil
 }
 
 func maxCatalogLabels() int {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -24,13 +25,16 @@ func TestNewValidates(t *testing.T) {
 		name string
 		cfg  Config
 		ok   bool
+		want string // the field the error names
 	}{
-		{"minimal", Config{FolderID: "f", Tokens: tok}, true},
-		{"no folder", Config{Tokens: tok}, false},
-		{"no tokens", Config{FolderID: "f"}, false},
-		{"bad endpoint", Config{FolderID: "f", Tokens: tok, Endpoint: "::nope"}, false},
-		{"non-http endpoint", Config{FolderID: "f", Tokens: tok, Endpoint: "ftp://x/y"}, false},
-		{"too many common labels", Config{FolderID: "f", Tokens: tok, Function: "fn", Labels: many}, false},
+		{"minimal", Config{FolderID: "f", Tokens: tok}, true, ""},
+		{"no folder", Config{Tokens: tok}, false, "FolderID is required"},
+		{"no tokens", Config{FolderID: "f"}, false, "Tokens is required"},
+		{"bad endpoint", Config{FolderID: "f", Tokens: tok, Endpoint: "::nope"}, false, "Endpoint is not an http(s) URL"},
+		{"non-http endpoint", Config{FolderID: "f", Tokens: tok, Endpoint: "ftp://x/y"}, false, "Endpoint is not an http(s) URL"},
+		{"too many common labels", Config{FolderID: "f", Tokens: tok, Function: "fn", Labels: many}, false, "Labels hold 10 common labels"},
+		{"negative timeout", Config{FolderID: "f", Tokens: tok, Timeout: -1}, false, "Timeout must not be negative"},
+		{"negative max points", Config{FolderID: "f", Tokens: tok, MaxPoints: -1}, false, "MaxPoints must not be negative (got -1)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -45,8 +49,8 @@ func TestNewValidates(t *testing.T) {
 				}
 				return
 			}
-			if !apperr.Is(err, apperr.Invalid) {
-				t.Errorf("err = %v, want Invalid", err)
+			if !apperr.Is(err, apperr.Invalid) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want Invalid containing %q", err, tt.want)
 			}
 		})
 	}

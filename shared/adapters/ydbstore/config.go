@@ -1,6 +1,8 @@
 package ydbstore
 
 import (
+	"cmp"
+	"fmt"
 	"net/url"
 	"strings"
 	"time"
@@ -51,7 +53,7 @@ type Config struct {
 	// transactions a use case spends.
 	OnTx func(readOnly bool)
 	// MaxAttempts bounds how many times one InTx/View runs its closure when
-	// YDB reports a retryable status; DefaultMaxAttempts if <= 0.
+	// YDB reports a retryable status (default DefaultMaxAttempts).
 	MaxAttempts int
 	// ImmediateWrites sends every write as its own statement after a key or
 	// version read. Off (the
@@ -59,12 +61,12 @@ type Config struct {
 	// (deferred.go). Kept for comparison (package ydbtrips measures both)
 	// and used by itself for the rerun after a deferred precondition failed.
 	ImmediateWrites bool
-	// DialTimeout bounds connecting and discovery in Open; DefaultDialTimeout
-	// if <= 0.
+	// DialTimeout bounds connecting and discovery in Open (default
+	// DefaultDialTimeout).
 	DialTimeout time.Duration
 	// OutboxRetention is how long a published outbox row is kept before
-	// YDB's TTL deletes it (expire_at = published_at + OutboxRetention);
-	// DefaultOutboxRetention if 0, never (expire_at NULL) if negative.
+	// YDB's TTL deletes it (expire_at = published_at + OutboxRetention;
+	// default DefaultOutboxRetention).
 	OutboxRetention time.Duration
 }
 
@@ -90,8 +92,21 @@ func (c Config) Validate() error {
 	default:
 		bad("/auth", "auth must be metadata, token or anonymous (got "+quote(c.Auth)+")")
 	}
+	if c.MaxAttempts < 0 {
+		bad("/max_attempts", fmt.Sprintf("must not be negative (got %d)", c.MaxAttempts))
+	}
+	if c.DialTimeout < 0 {
+		bad("/dial_timeout", fmt.Sprintf("must not be negative (got %s)", c.DialTimeout))
+	}
+	if c.OutboxRetention < 0 {
+		bad("/outbox_retention", fmt.Sprintf("must not be negative (got %s)", c.OutboxRetention))
+	}
 	if len(fields) > 0 {
-		return apperr.Invalidf(fields, "ydbstore: invalid configuration")
+		parts := make([]string, len(fields))
+		for i, f := range fields {
+			parts[i] = f.Describe("the configuration")
+		}
+		return apperr.Invalidf(fields, "ydbstore: invalid configuration: %s", strings.Join(parts, "; "))
 	}
 	return nil
 }
@@ -117,21 +132,14 @@ func validateDSN(dsn string) string {
 	return ""
 }
 
-// withDefaults fills the zero fields of c.
-func (c Config) withDefaults() Config {
+// setDefaults gives each zero field of c its documented default.
+func (c *Config) setDefaults() {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
-	if c.MaxAttempts <= 0 {
-		c.MaxAttempts = DefaultMaxAttempts
-	}
-	if c.DialTimeout <= 0 {
-		c.DialTimeout = DefaultDialTimeout
-	}
-	if c.OutboxRetention == 0 {
-		c.OutboxRetention = DefaultOutboxRetention
-	}
-	return c
+	c.MaxAttempts = cmp.Or(c.MaxAttempts, DefaultMaxAttempts)
+	c.DialTimeout = cmp.Or(c.DialTimeout, DefaultDialTimeout)
+	c.OutboxRetention = cmp.Or(c.OutboxRetention, DefaultOutboxRetention)
 }
 
 // driverOptions returns the ydb.Open options of c (c must be valid).

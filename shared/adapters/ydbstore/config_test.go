@@ -28,6 +28,9 @@ func TestConfigValidate(t *testing.T) {
 		{"token with metadata", Config{ConnectionString: cloud, Auth: AuthMetadata, Token: "t1"}, "/token"},
 		{"no auth", Config{ConnectionString: cloud}, "/auth"},
 		{"unknown auth", Config{ConnectionString: cloud, Auth: "iam"}, "/auth"},
+		{"negative max attempts", Config{ConnectionString: cloud, Auth: AuthMetadata, MaxAttempts: -1}, "/max_attempts"},
+		{"negative dial timeout", Config{ConnectionString: cloud, Auth: AuthMetadata, DialTimeout: -time.Second}, "/dial_timeout"},
+		{"negative outbox retention", Config{ConnectionString: cloud, Auth: AuthMetadata, OutboxRetention: -time.Hour}, "/outbox_retention"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -45,18 +48,23 @@ func TestConfigValidate(t *testing.T) {
 			if len(fields) != 1 || fields[0].Pointer != tt.pointer {
 				t.Errorf("fields = %+v, want one at %s", fields, tt.pointer)
 			}
+			if !strings.Contains(err.Error(), "field "+tt.pointer+" ") {
+				t.Errorf("error %q does not name %s", err, tt.pointer)
+			}
 		})
 	}
 }
 
 func TestConfigDefaultsAndOptions(t *testing.T) {
-	c := Config{ConnectionString: "grpc://localhost:2136/local", Auth: AuthAnonymous}.withDefaults()
+	c := Config{ConnectionString: "grpc://localhost:2136/local", Auth: AuthAnonymous}
+	c.setDefaults()
 	if c.Now == nil || c.MaxAttempts != DefaultMaxAttempts || c.DialTimeout != DefaultDialTimeout ||
 		c.OutboxRetention != DefaultOutboxRetention {
 		t.Errorf("defaults not applied: %+v", c)
 	}
-	kept := Config{MaxAttempts: 2, DialTimeout: time.Second, OutboxRetention: -1}.withDefaults()
-	if kept.MaxAttempts != 2 || kept.DialTimeout != time.Second || kept.OutboxRetention != -1 {
+	kept := Config{MaxAttempts: 2, DialTimeout: time.Second, OutboxRetention: time.Hour}
+	kept.setDefaults()
+	if kept.MaxAttempts != 2 || kept.DialTimeout != time.Second || kept.OutboxRetention != time.Hour {
 		t.Errorf("explicit values overridden: %+v", kept)
 	}
 	// dial timeout + credentials (+ Yandex CA for the cloud modes)

@@ -141,18 +141,14 @@ func runConfirmedOrder(t *testing.T) []rpcCount {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Commands.Orders.Create(ctx, orders.CreateCommand{Caller: identity.Identity{Subject: "dev-user", Role: identity.RoleUser},
-		Key: "k-1", Request: req}); err != nil {
-		t.Fatalf("new order: %v", err)
-	}
-	take("new order")
-
 	// A message may run several steps (step chaining); its RPCs are cut
 	// after each save (the committing query that appends saga-log lines:
 	// one per step it saves, several when steps are saved together), named
 	// by the steps a fault injected into the step table saw start (it
 	// fails none); what follows
-	// the last save (the fast-path publish) goes to the last steps.
+	// the last save (the fast-path publish) goes to the last steps. The new
+	// order's transaction runs the saga's leading store-only steps
+	// (orchestrator.Start): they are named with it.
 	var stepNames []string
 	naming := true
 	advCfg := a.Commands.Advancer.Config()
@@ -175,6 +171,15 @@ func runConfirmedOrder(t *testing.T) []rpcCount {
 		stepNames = stepNames[n:]
 		return strings.Replace(name, " + saga step ", " + ", -1)
 	}
+	if _, err := a.Commands.Orders.Create(ctx, orders.CreateCommand{Caller: identity.Identity{Subject: "dev-user", Role: identity.RoleUser},
+		Key: "k-1", Request: req}); err != nil {
+		t.Fatalf("new order: %v", err)
+	}
+	newOrder := "new order"
+	if len(stepNames) > 0 {
+		newOrder += " + " + strings.TrimPrefix(group(len(stepNames)), "saga step ")
+	}
+	take(newOrder)
 	state := ""
 	for i := 0; i < 10 && state != "completed"; i++ {
 		msgs, err := q.Receive(ctx, cfg.QueueURLs.SagaCommands, queue.ReceiveOptions{Max: 1})
@@ -260,11 +265,18 @@ func runConfirmedOrder(t *testing.T) []rpcCount {
 // them (docs/ydb.md, "What is verified, and against what"): more is a
 // regression. The idle recovery run is its first in the process (two
 // Views of several reads not yet learned: probe.go).
+//
+// create_order and reserve_inventory run in the new order's transaction
+// (orchestrator.Start): the first adds no RPC, the second its reads of the
+// reservation and the stock. process_payment starts from a delivered
+// message: its lease (a read and a write), the payment's read and write,
+// and the reads of the order and the reservation that confirm_order,
+// saved with it, needs.
 var rpcCeilings = map[string]int{
 	"new order":                             3,
-	"saga step create_order (forward)":      3,
-	"saga step reserve_inventory (forward)": 3,
-	"saga step process_payment (forward)":   3,
+	"saga step create_order (forward)":      0,
+	"saga step reserve_inventory (forward)": 2,
+	"saga step process_payment (forward)":   6,
 	"saga step confirm_order (forward)":     4,
 	"relayed batch of 10":                   4,
 	"relay run with nothing due":            1,
@@ -359,7 +371,7 @@ func TestRequestUnitsPerOrder(t *testing.T) {
 	perOrder, trips := 0, 0
 	all := rpcCount{by: map[string]int{}}
 	for _, c := range ops {
-		if c.op == "new order" || strings.HasPrefix(c.op, "saga step ") {
+		if strings.HasPrefix(c.op, "new order") || strings.HasPrefix(c.op, "saga step ") {
 			perOrder += c.ru.Units()
 			trips += len(c.rpcs)
 			for k, v := range c.by {

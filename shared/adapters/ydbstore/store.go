@@ -77,7 +77,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	cfg = cfg.withDefaults()
+	cfg.setDefaults()
 	db, err := ydb.Open(ctx, cfg.ConnectionString, cfg.driverOptions()...)
 	if err != nil {
 		return nil, classify(ctx, err, "ydbstore: open %s", redactDSN(cfg.ConnectionString))
@@ -217,7 +217,7 @@ type offlineRollback interface {
 // count and check what the adapter sends (package ydbtrips; the package's
 // tests); it retries nothing else.
 func RunOffline(ctx context.Context, cfg Config, c OfflineConn, readOnly bool, fn func(context.Context, store.Tx) error) error {
-	cfg = cfg.withDefaults()
+	cfg.setDefaults()
 	attempt := func(immediate bool) error {
 		// One pass that counts what the probe and the real run send
 		// together in steady state (probe.go), so the closure runs once.

@@ -10,6 +10,7 @@
 package ymq
 
 import (
+	"cmp"
 	"net/http"
 	"net/url"
 	"strings"
@@ -20,6 +21,7 @@ import (
 
 	"ordersaga/shared/domain/apperr"
 	"ordersaga/shared/domain/queue"
+	"ordersaga/shared/kit/validate"
 )
 
 // DefaultEndpoint is YMQ's SQS API endpoint.
@@ -56,22 +58,11 @@ var _ queue.Queue = (*Queue)(nil)
 // New validates cfg and builds the client. It does not contact the endpoint.
 // Errors are Invalid.
 func New(cfg Config) (*Queue, error) {
-	if cfg.Endpoint == "" {
-		cfg.Endpoint = DefaultEndpoint
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
-	if cfg.Region == "" {
-		cfg.Region = DefaultRegion
-	}
-	ep, err := url.Parse(cfg.Endpoint)
-	if err != nil || (ep.Scheme != "http" && ep.Scheme != "https") || ep.Host == "" {
-		return nil, apperr.New(apperr.Invalid, "ymq: endpoint %q must be an http(s) URL with a host", cfg.Endpoint)
-	}
-	if cfg.AccessKeyID == "" || cfg.SecretAccessKey == "" {
-		return nil, apperr.New(apperr.Invalid, "ymq: access key id and secret are required")
-	}
-	if cfg.MaxAttempts < 0 {
-		return nil, apperr.New(apperr.Invalid, "ymq: max attempts must be >= 0")
-	}
+	cfg.setDefaults()
+	ep, _ := url.Parse(cfg.Endpoint) // Validate parsed it
 	opts := sqs.Options{
 		Region:           cfg.Region,
 		BaseEndpoint:     aws.String(strings.TrimSuffix(cfg.Endpoint, "/")),
@@ -82,6 +73,29 @@ func New(cfg Config) (*Queue, error) {
 		opts.HTTPClient = cfg.HTTPClient
 	}
 	return &Queue{client: sqs.New(opts), endpoint: ep}, nil
+}
+
+// Validate reports what New would refuse: an Endpoint (when set) that is
+// not an http(s) URL with a host, a missing AccessKeyID or SecretAccessKey,
+// or a negative MaxAttempts. Errors are apperr.Invalid and name the fields.
+func (c Config) Validate() error {
+	var p validate.Problems
+	if c.Endpoint != "" {
+		ep, err := url.Parse(c.Endpoint)
+		if err != nil || (ep.Scheme != "http" && ep.Scheme != "https") || ep.Host == "" {
+			p.Add("Endpoint", "must be an http(s) URL with a host (got %q)", c.Endpoint)
+		}
+	}
+	p.Require(c.AccessKeyID != "", "AccessKeyID")
+	p.Require(c.SecretAccessKey != "", "SecretAccessKey")
+	validate.NotNegative(&p, "MaxAttempts", c.MaxAttempts)
+	return p.Err("ymq")
+}
+
+// setDefaults gives each zero field of c its documented default.
+func (c *Config) setDefaults() {
+	c.Endpoint = cmp.Or(c.Endpoint, DefaultEndpoint)
+	c.Region = cmp.Or(c.Region, DefaultRegion)
 }
 
 // target returns queueURL pointed at the configured endpoint: its scheme

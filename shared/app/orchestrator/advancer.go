@@ -342,11 +342,16 @@ func (a *Advancer) step(ctx context.Context, inst saga.Instance, known Known, m 
 
 // saved observes a committed step and dispatches the rows it wrote.
 func (a *Advancer) saved(ctx context.Context, s saved, m Message) {
+	a.observeSaved(s, m)
+	a.out.Dispatch(ctx, s.events)
+}
+
+// observeSaved observes the steps of a committed save, in order.
+func (a *Advancer) observeSaved(s saved, m Message) {
 	for _, f := range s.folded {
 		a.observe(f.cur, f.run, f.d, m)
 	}
 	a.observe(s.cur, s.run, s.d, m)
-	a.out.Dispatch(ctx, s.events)
 }
 
 // inTxRun prepares the step cmd names when its action runs inside the save
@@ -382,7 +387,7 @@ func (a *Advancer) firstInTx(ctx context.Context, cmd saga.Command, run stepRun,
 		if err != nil || res.Status != "" {
 			return err
 		}
-		s, err = a.saveIn(ctx, tx, cur, Known{}, run, m, nil, carry, id, now)
+		s, err = a.saveIn(ctx, tx, cur, Known{}, run, m, nil, carry, id, now, false)
 		return err
 	})
 	switch {

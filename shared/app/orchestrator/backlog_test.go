@@ -24,13 +24,13 @@ func (e *env) tick() {
 }
 
 // TestRecoveryWaitsOutABacklog: the sagas' commands wait in the queue far
-// longer than MaxRedrives re-drives take (a backlog of three hours against
-// a recovery that gives up after 3 re-drives a minute apart). Recovery
-// re-drives them, more and more rarely, and fails none; once the backlog
+// longer than MaxResends resends take (a backlog of three hours against
+// a recovery that gives up after 3 resends a minute apart). Recovery
+// resends them, more and more rarely, and fails none; once the backlog
 // drains every order is confirmed, each step run once.
 func TestRecoveryWaitsOutABacklog(t *testing.T) {
 	e := newEnv(t, envOpts{stock: map[string]int64{"sku-1": 10}})
-	e.recWith(func(c *orchestrator.RecoveryConfig) { c.MaxRedrives = 3 })
+	e.recWith(func(c *orchestrator.RecoveryConfig) { c.MaxResends = 3 })
 	e.tick()
 	var orders, sagas []string
 	for range 3 {
@@ -46,17 +46,17 @@ func TestRecoveryWaitsOutABacklog(t *testing.T) {
 		if rep.GaveUp != 0 {
 			t.Fatalf("after a backlog of %s recovery gave up %d sagas: %+v", backlog, rep.GaveUp, rep)
 		}
-		redriven += rep.Redriven
+		redriven += rep.Resent
 	}
 	for _, id := range sagas {
-		if s := e.saga(id); s.State.Finished() || s.Data.Redrives != 0 {
-			t.Fatalf("saga %s after the backlog: %s with %d counted re-drives, want unfinished and none counted", id, s.State, s.Data.Redrives)
+		if s := e.saga(id); s.State.Finished() || s.Data.Resends != 0 {
+			t.Fatalf("saga %s after the backlog: %s with %d counted resends, want unfinished and none counted", id, s.State, s.Data.Resends)
 		}
 	}
-	// Without the backoff it would be one re-drive per saga and minute.
-	t.Logf("%d re-drives per saga in a backlog of %s", redriven/len(sagas), backlog)
+	// Without the backoff it would be one resend per saga and minute.
+	t.Logf("%d resends per saga in a backlog of %s", redriven/len(sagas), backlog)
 	if perSaga := redriven / len(sagas); perSaga < 2 || perSaga > 20 {
-		t.Errorf("%d re-drives per saga in %s, want a few (re-drives of unconsumed commands back off)", perSaga, backlog)
+		t.Errorf("%d resends per saga in %s, want a few (resends of unconsumed commands back off)", perSaga, backlog)
 	}
 	if len(e.deadLetters()) != 0 {
 		t.Fatal("a backlog must not dead-letter a saga")
@@ -74,14 +74,14 @@ func TestRecoveryWaitsOutABacklog(t *testing.T) {
 }
 
 // TestRecoveryGivesUpOnLostCommandsAfterMaxWait: every command of a saga
-// is lost. The re-drives are not counted (none is consumed), but the saga
+// is lost. The resends are not counted (none is consumed), but the saga
 // does not wait forever: once no command was consumed for MaxWait since the
 // first became due, recovery fails it with a "stuck" dead letter — not
 // before.
 func TestRecoveryGivesUpOnLostCommandsAfterMaxWait(t *testing.T) {
 	e := newEnv(t, envOpts{stock: map[string]int64{"sku-1": 10}})
 	const maxWait = time.Hour
-	e.recWith(func(c *orchestrator.RecoveryConfig) { c.MaxRedrives = 3; c.MaxWait = maxWait })
+	e.recWith(func(c *orchestrator.RecoveryConfig) { c.MaxResends = 3; c.MaxWait = maxWait })
 	e.tick()
 	orderID, sagaID := e.place(item("sku-1", 1, 100))
 	due := e.saga(sagaID).NextAttemptAt
@@ -91,21 +91,21 @@ func TestRecoveryGivesUpOnLostCommandsAfterMaxWait(t *testing.T) {
 	for gaveUpAt.IsZero() && e.clock.Now().Sub(due) < 3*maxWait {
 		e.clock.Advance(time.Minute)
 		rep := e.runRecovery()
-		e.queue = nil // and every re-drive
-		redriven += rep.Redriven
+		e.queue = nil // and every resend
+		redriven += rep.Resent
 		if rep.GaveUp == 1 {
 			gaveUpAt = e.clock.Now()
 		}
 	}
 	if gaveUpAt.IsZero() {
-		t.Fatalf("recovery never gave up on a saga whose commands are all lost (%d re-drives)", redriven)
+		t.Fatalf("recovery never gave up on a saga whose commands are all lost (%d resends)", redriven)
 	}
-	t.Logf("gave up %s after the first command was due, after %d re-drives", gaveUpAt.Sub(due).Round(time.Second), redriven)
+	t.Logf("gave up %s after the first command was due, after %d resends", gaveUpAt.Sub(due).Round(time.Second), redriven)
 	if waited := gaveUpAt.Sub(due); waited < maxWait || waited > maxWait+20*time.Minute {
-		t.Errorf("gave up %s after the command was due, want MaxWait (%s) plus at most one re-drive interval", waited, maxWait)
+		t.Errorf("gave up %s after the command was due, want MaxWait (%s) plus at most one resend interval", waited, maxWait)
 	}
 	if redriven <= 3 {
-		t.Errorf("%d re-drives: unconsumed re-drives must not count towards MaxRedrives (3)", redriven)
+		t.Errorf("%d resends: unconsumed resends must not count towards MaxResends (3)", redriven)
 	}
 	s := e.saga(sagaID)
 	if s.State != saga.StateFailed || s.LastError == "" {
@@ -118,18 +118,18 @@ func TestRecoveryGivesUpOnLostCommandsAfterMaxWait(t *testing.T) {
 	if len(dls) != 1 || dls[0].ErrorType != orchestrator.ErrorTypeStuck || dls[0].Status != dlq.StatusOpen {
 		t.Fatalf("dead letters %+v, want one open stuck entry", dls)
 	}
-	if rep := e.runRecovery(); rep.Redriven+rep.GaveUp != 0 {
+	if rep := e.runRecovery(); rep.Resent+rep.GaveUp != 0 {
 		t.Errorf("a given-up saga was touched again: %+v", rep)
 	}
 }
 
 // TestRecoveryCountsConsumedRedrives: every command of the saga is
 // consumed and its step kills the advancer (the lease lapses unsaved).
-// Those re-drives count: recovery gives the saga up after MaxRedrives of
+// Those resends count: recovery gives the saga up after MaxResends of
 // them, long before MaxWait.
 func TestRecoveryCountsConsumedRedrives(t *testing.T) {
 	e := newEnv(t, envOpts{stock: map[string]int64{"sku-1": 10}})
-	e.recWith(func(c *orchestrator.RecoveryConfig) { c.MaxRedrives = 3 })
+	e.recWith(func(c *orchestrator.RecoveryConfig) { c.MaxResends = 3 })
 	e.tick()
 	e.afterStep = func(step string, _ saga.Direction) error {
 		if step == saga.StepProcessPayment {
@@ -149,11 +149,11 @@ func TestRecoveryCountsConsumedRedrives(t *testing.T) {
 		}
 		e.clock.Advance(e.adv.Config().Lease + time.Second)
 		rep := e.runRecovery()
-		redriven += rep.Redriven
+		redriven += rep.Resent
 		gaveUp += rep.GaveUp
 	}
 	if redriven != 3 || gaveUp != 1 {
-		t.Fatalf("re-driven %d times and gave up %d times, want 3 and 1", redriven, gaveUp)
+		t.Fatalf("resent %d times and gave up %d times, want 3 and 1", redriven, gaveUp)
 	}
 	if took := e.clock.Now().Sub(start); took >= e.rec.Config().MaxWait {
 		t.Errorf("gave up after %s, want well before MaxWait", took)
@@ -180,11 +180,11 @@ func TestRecoveryCountsConsumedRedrives(t *testing.T) {
 // and kills its consumer before it takes the saga's lease, so the queue
 // moves it to the dead-letter queue, and the ingest records a queue dead
 // letter of the saga. Those commands were consumed: recovery counts the
-// re-drives and gives the saga up after MaxRedrives of them, long before
+// resends and gives the saga up after MaxResends of them, long before
 // MaxWait.
 func TestRecoveryCountsPoisonCommands(t *testing.T) {
 	e := newEnv(t, envOpts{stock: map[string]int64{"sku-1": 10}})
-	e.recWith(func(c *orchestrator.RecoveryConfig) { c.MaxRedrives = 2 })
+	e.recWith(func(c *orchestrator.RecoveryConfig) { c.MaxResends = 2 })
 	e.tick()
 	orderID, sagaID := e.place(item("sku-1", 1, 100))
 	start := e.clock.Now()
@@ -210,11 +210,11 @@ func TestRecoveryCountsPoisonCommands(t *testing.T) {
 		poison()
 		e.clock.Advance(time.Minute)
 		rep := e.runRecovery()
-		redriven += rep.Redriven
+		redriven += rep.Resent
 		gaveUp += rep.GaveUp
 	}
 	if gaveUp != 1 || redriven > 4 {
-		t.Fatalf("re-driven %d times and gave up %d times, want at most 4 and 1", redriven, gaveUp)
+		t.Fatalf("resent %d times and gave up %d times, want at most 4 and 1", redriven, gaveUp)
 	}
 	if took := e.clock.Now().Sub(start); took > 15*time.Minute {
 		t.Errorf("gave up after %s, want minutes", took)

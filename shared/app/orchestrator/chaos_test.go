@@ -163,7 +163,7 @@ func countStatus(st []order.Status, want order.Status) int {
 
 // TestRandomizedRun drives many orders through limited stock with random
 // declines, provider failures and lost answers, crashes, duplicates,
-// reordering and lost messages (recovery re-drives), then checks the
+// reordering and lost messages (recovery resends), then checks the
 // invariants.
 func TestRandomizedRun(t *testing.T) { randomizedRun(t, true) }
 
@@ -237,7 +237,7 @@ func randomizedRun(t *testing.T, crashes bool) {
 			}
 			t.Logf("sagas %v; messages %v; provider %+v", byState, e.stats, c)
 			rep, err := e.rec.Run(context.Background())
-			if err != nil || rep.Reconciled != 0 || rep.Redriven != 0 {
+			if err != nil || rep.Reconciled != 0 || rep.Resent != 0 {
 				t.Errorf("recovery after the run: %+v %v", rep, err)
 			}
 		})

@@ -1,6 +1,6 @@
 // Package orchestrator runs CreateOrderSaga: the Advancer carries a saga one
 // step (or one compensation) further per saga.advance message, and Recovery
-// re-drives stuck sagas, releases abandoned idempotency keys, expires inbox
+// resends stuck sagas, releases abandoned idempotency keys, expires inbox
 // entries and reconciles orders with their finished sagas.
 //
 // Every saga.advance message carries a token — the saga's epoch, phase
@@ -8,7 +8,7 @@
 // written; a dead-letter redrive starts a new epoch.
 // The advancer acts on a message only if the saga's current token equals the
 // message's, and every transition changes the token, so a duplicate, a
-// reordered message or a recovery re-drive can never run a step twice or
+// reordered message or a recovery resend can never run a step twice or
 // fork a second chain of messages: a message whose token no longer matches
 // is stale and is acknowledged. The saga's lease keeps two advancers off the
 // same step at the same time; the participants are idempotent by saga id, so

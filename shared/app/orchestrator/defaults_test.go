@@ -49,7 +49,7 @@ func TestDefaultsAreConfigDefaults(t *testing.T) {
 		got, want any
 	}{
 		{"RECOVERY_STUCK_AFTER", r.StuckAfter, def.Recovery.StuckAfter},
-		{"RECOVERY_MAX_REDRIVES", r.MaxRedrives, def.Recovery.MaxRedrives},
+		{"RECOVERY_MAX_RESENDS", r.MaxResends, def.Recovery.MaxResends},
 		{"RECOVERY_MAX_WAIT", r.MaxWait, def.Recovery.MaxWait},
 		{"RECOVERY_BATCH_SIZE", r.BatchSize, def.Recovery.BatchSize},
 		{"reconcile batch", r.ReconcileBatch, def.Recovery.BatchSize},
@@ -115,7 +115,7 @@ func TestConstructorsRefuseBadConfig(t *testing.T) {
 		"negative stuck after": {Store: e.store, StuckAfter: -time.Second},
 		"negative max wait":    {Store: e.store, MaxWait: -time.Hour},
 		"negative batch":       {Store: e.store, BatchSize: -1},
-		"negative re-drives":   {Store: e.store, MaxRedrives: -1},
+		"negative resends":     {Store: e.store, MaxResends: -1},
 	} {
 		if _, err := orchestrator.NewRecovery(cfg); !apperr.Is(err, apperr.Invalid) {
 			t.Errorf("recovery, %s: %v, want Invalid", name, err)

@@ -27,7 +27,7 @@ func (d *deadlineRecorder) Dispatch(ctx context.Context, events []outbox.Event) 
 	d.inner.Dispatch(ctx, events)
 }
 
-// Recovery's re-drive is dispatched after commit within the same default
+// Recovery's resend is dispatched after commit within the same default
 // timeout as every other writer's (DefaultDispatchTimeout, 2 s).
 func TestRecoveryDispatchUsesTheDefaultTimeout(t *testing.T) {
 	e := newEnv(t, envOpts{stock: map[string]int64{"sku-1": 10}})
@@ -40,8 +40,8 @@ func TestRecoveryDispatchUsesTheDefaultTimeout(t *testing.T) {
 		t.Fatalf("recovery dispatch timeout %v, want %v", got, orchestrator.DefaultDispatchTimeout)
 	}
 	e.clock.Advance(e.rec.Config().StuckAfter + time.Second)
-	if rep := e.runRecovery(); rep.Redriven != 1 {
-		t.Fatalf("re-driven %d, want 1", rep.Redriven)
+	if rep := e.runRecovery(); rep.Resent != 1 {
+		t.Fatalf("resent %d, want 1", rep.Resent)
 	}
 	if len(rec.left) != 1 || rec.left[0] <= 0 || rec.left[0] > orchestrator.DefaultDispatchTimeout {
 		t.Fatalf("dispatch deadlines %v, want one within %v", rec.left, orchestrator.DefaultDispatchTimeout)

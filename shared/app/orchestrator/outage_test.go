@@ -91,7 +91,7 @@ func newTimedWorld(t *testing.T, inTx bool, provider func(w *timedWorld) payment
 		c.OutageBound = 0 // the default
 	})
 	e.recWith(func(c *orchestrator.RecoveryConfig) {
-		c.Dispatcher, c.StuckAfter, c.MaxRedrives = w.rl, def.Recovery.StuckAfter, def.Recovery.MaxRedrives
+		c.Dispatcher, c.StuckAfter, c.MaxResends = w.rl, def.Recovery.StuckAfter, def.Recovery.MaxResends
 	})
 	e.orders = must(orders.New(orders.Config{Store: e.store, Dispatcher: w.rl, Now: e.clock.Now, NewID: e.adv.Config().NewID, Log: log}))(t)
 	return w

@@ -16,7 +16,7 @@ import (
 )
 
 // Recovery is the timer-driven safety net. One Run does a bounded amount of
-// each job: re-drive stuck sagas, release abandoned idempotency keys, delete
+// each job: resend stuck sagas, release abandoned idempotency keys, delete
 // expired inbox entries, and reconcile orders with their finished sagas.
 // It is built once by NewRecovery; safe for concurrent use (concurrent
 // runs only race on conditional writes, and the loser skips the row).
@@ -35,22 +35,22 @@ type RecoveryConfig struct {
 	// NewID makes outbox ids (default: random 128-bit hex).
 	NewID func() string
 	// StuckAfter is how long past its due time an idle saga (no lease) must
-	// be before it is re-driven (default DefaultStuckAfter): long enough
+	// be before it is resent (default DefaultStuckAfter): long enough
 	// for a message in a healthy queue to arrive first, short enough that
 	// a message held by a consumer that died costs little. A saga whose
-	// lease lapsed is re-driven without this wait.
+	// lease lapsed is resent without this wait.
 	StuckAfter time.Duration
-	// MaxRedrives is how many re-drives in a row whose previous command
+	// MaxResends is how many resends in a row whose previous command
 	// was consumed (an advancer took the saga's lease, or released it,
 	// since) recovery makes of a saga that does not move before it gives
 	// up: the saga fails, its order is FAILED, and a dead letter
 	// (error_type "stuck") is written for an operator (default
-	// DefaultMaxRedrives). Every transition resets the count. A re-drive
+	// DefaultMaxResends). Every transition resets the count. A resend
 	// whose previous command is still unconsumed is not counted: a queue
 	// backlog delays a saga, it never fails it.
-	MaxRedrives int
+	MaxResends int
 	// MaxWait bounds how long a saga's command may stay unconsumed, from
-	// the time it became due, through re-drives whose commands are not
+	// the time it became due, through resends whose commands are not
 	// consumed either, before recovery gives the saga up as above: past
 	// the queue's message retention every one of those commands is lost
 	// (default DefaultMaxWait, the saga commands queue's retention).
@@ -61,7 +61,7 @@ type RecoveryConfig struct {
 	BatchSize int
 	// ReconcileBatch bounds the finished sagas checked per final state (default BatchSize).
 	ReconcileBatch int
-	// Dispatcher, if set, publishes re-drive commands right after commit.
+	// Dispatcher, if set, publishes resend commands right after commit.
 	Dispatcher outboxwrite.Dispatcher
 	// DispatchTimeout bounds the fast path (default DefaultDispatchTimeout).
 	DispatchTimeout time.Duration
@@ -80,10 +80,10 @@ type RecoveryConfig struct {
 
 // Defaults of RecoveryConfig. Those with a setting are config.Default()'s.
 const (
-	DefaultStuckAfter  = config.DefaultRecoveryStuckAfter  // RECOVERY_STUCK_AFTER
-	DefaultMaxRedrives = config.DefaultRecoveryMaxRedrives // RECOVERY_MAX_REDRIVES
-	DefaultMaxWait     = config.DefaultRecoveryMaxWait     // RECOVERY_MAX_WAIT
-	DefaultBatchSize   = config.DefaultRecoveryBatchSize   // RECOVERY_BATCH_SIZE
+	DefaultStuckAfter = config.DefaultRecoveryStuckAfter // RECOVERY_STUCK_AFTER
+	DefaultMaxResends = config.DefaultRecoveryMaxResends // RECOVERY_MAX_RESENDS
+	DefaultMaxWait    = config.DefaultRecoveryMaxWait    // RECOVERY_MAX_WAIT
+	DefaultBatchSize  = config.DefaultRecoveryBatchSize  // RECOVERY_BATCH_SIZE
 	// RecoveryOwner is the default owner of the rows recovery leases.
 	RecoveryOwner = "sagarecovery"
 )
@@ -106,8 +106,8 @@ func (c *RecoveryConfig) setDefaults() {
 		c.NewID = randomID
 	}
 	setDuration(&c.StuckAfter, DefaultStuckAfter)
-	if c.MaxRedrives == 0 {
-		c.MaxRedrives = DefaultMaxRedrives
+	if c.MaxResends == 0 {
+		c.MaxResends = DefaultMaxResends
 	}
 	setDuration(&c.MaxWait, DefaultMaxWait)
 	if c.LoopLimit == 0 {
@@ -146,7 +146,7 @@ func (c *RecoveryConfig) validate() error {
 		return apperr.New(apperr.Invalid, "orchestrator: recovery needs a Store")
 	case c.StuckAfter < 0 || c.MaxWait < 0 || c.DispatchLease < 0 || c.DispatchTimeout < 0:
 		return apperr.New(apperr.Invalid, "orchestrator: recovery durations must not be negative")
-	case c.MaxRedrives < 0 || c.LoopLimit < 0 || c.BatchSize < 0 || c.ReconcileBatch < 0 || c.Shards < 0:
+	case c.MaxResends < 0 || c.LoopLimit < 0 || c.BatchSize < 0 || c.ReconcileBatch < 0 || c.Shards < 0:
 		return apperr.New(apperr.Invalid, "orchestrator: recovery counts must not be negative")
 	}
 	return nil
@@ -158,10 +158,10 @@ func (r *Recovery) Config() RecoveryConfig { return r.c }
 
 // Report is the JSON outcome of one Run.
 type Report struct {
-	// DueSagas is how many stuck sagas were listed; Redriven got a fresh command.
+	// DueSagas is how many stuck sagas were listed; Resent got a fresh command.
 	DueSagas int `json:"due_sagas"`
-	Redriven int `json:"redriven"`
-	// GaveUp sagas had been re-driven MaxRedrives times without moving,
+	Resent   int `json:"resent"`
+	// GaveUp sagas had been resent MaxResends times without moving,
 	// or their commands stayed unconsumed for MaxWait: they were failed
 	// and dead-lettered (error_type "stuck").
 	GaveUp int `json:"gave_up"`
@@ -210,7 +210,7 @@ func (r *Recovery) Run(ctx context.Context) (Report, error) {
 	})
 	note(err)
 	if err == nil {
-		r.redrive(ctx, &rep, due, note)
+		r.resend(ctx, &rep, due, note)
 		note(r.releaseKeys(ctx, &rep, stale))
 	}
 	note(r.deleteInbox(ctx, &rep))

@@ -26,7 +26,7 @@ func (e *env) runRecovery() orchestrator.Report {
 
 // TestRecoveryFinishesAbandonedSagas: an advancer dies after a step's
 // effect (its lease is still set and its message was acknowledged), and
-// another saga loses its next message between steps. Recovery re-drives
+// another saga loses its next message between steps. Recovery resends
 // the first as soon as its lease lapses and the second once it is stuck
 // (StuckAfter past due), and neither earlier.
 func TestRecoveryFinishesAbandonedSagas(t *testing.T) {
@@ -62,23 +62,23 @@ func TestRecoveryFinishesAbandonedSagas(t *testing.T) {
 	if s := e.saga(s1); s.LeaseOwner == "" || s.State != saga.StateRunning || s.Step != 2 {
 		t.Fatalf("saga 1 should hold a dead lease at process_payment: %+v", s)
 	}
-	if rep := e.runRecovery(); rep.Redriven != 0 {
-		t.Fatalf("re-drove %d sagas that are not stuck yet", rep.Redriven)
+	if rep := e.runRecovery(); rep.Resent != 0 {
+		t.Fatalf("resent %d sagas that are not stuck yet", rep.Resent)
 	}
-	// Saga 1's lease lapses: its advancer died mid-step, so it is re-driven
+	// Saga 1's lease lapses: its advancer died mid-step, so it is resent
 	// at once (no StuckAfter wait); saga 2 is not stuck yet.
 	e.clock.Advance(e.adv.Config().Lease + time.Second)
-	if rep := e.runRecovery(); rep.Redriven != 1 || len(e.queue) != 1 {
-		t.Fatalf("want only saga 1 (lapsed lease) re-driven: %+v, queue %d", rep, len(e.queue))
+	if rep := e.runRecovery(); rep.Resent != 1 || len(e.queue) != 1 {
+		t.Fatalf("want only saga 1 (lapsed lease) resent: %+v, queue %d", rep, len(e.queue))
 	}
 	if c, _ := saga.DecodeCommand(e.queue[0].msg.Body); c.SagaID != s1 {
-		t.Fatalf("re-drove %s, want saga 1", c.SagaID)
+		t.Fatalf("resent %s, want saga 1", c.SagaID)
 	}
 	e.clock.Advance(e.rec.Config().StuckAfter)
-	// Saga 2 is stuck now; saga 1's re-drive is still undelivered, so it is
+	// Saga 2 is stuck now; saga 1's resend is still undelivered, so it is
 	// stuck again and gets a second command with the same token.
-	if rep := e.runRecovery(); rep.Redriven != 2 || len(e.queue) != 3 {
-		t.Fatalf("want sagas 1 and 2 re-driven: %+v, queue %d", rep, len(e.queue))
+	if rep := e.runRecovery(); rep.Resent != 2 || len(e.queue) != 3 {
+		t.Fatalf("want sagas 1 and 2 resent: %+v, queue %d", rep, len(e.queue))
 	}
 	old := d // the old first command of saga 2, delivered late
 	e.queue = append(e.queue, old)
@@ -99,7 +99,7 @@ func TestRecoveryFinishesAbandonedSagas(t *testing.T) {
 		t.Errorf("provider charges %d, want 2", c.Charges)
 	}
 	e.checkInvariants()
-	if rep := e.runRecovery(); rep.Redriven != 0 || rep.Reconciled != 0 {
+	if rep := e.runRecovery(); rep.Resent != 0 || rep.Reconciled != 0 {
 		t.Errorf("second pass did work: %+v", rep)
 	}
 }

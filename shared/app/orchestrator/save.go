@@ -43,7 +43,7 @@ func (a *Advancer) save(ctx context.Context, inst saga.Instance, known Known, ru
 	var s saved
 	err := a.c.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		var err error
-		s, err = a.saveIn(ctx, tx, inst, known, run, m, consumed, carry, id, now)
+		s, err = a.saveIn(ctx, tx, inst, known, run, m, consumed, carry, id, now, false)
 		return err
 	})
 	if apperr.Is(err, apperr.Conflict) && a.moved(ctx, inst) {
@@ -133,7 +133,14 @@ func (a *Advancer) folds(next saga.Instance) bool {
 // command is written leased to this advancer and not dispatched: next is
 // returned, and the caller runs that step in place. If the caller dies,
 // the row is published when its lease lapses, so the saga resumes.
-func (a *Advancer) saveIn(ctx context.Context, tx store.Tx, cur saga.Instance, known Known, run stepRun, m Message, consumed *outbox.Event, carry func(int) bool, id ids, now time.Time) (saved, error) {
+//
+// fresh: cur is a new saga that tx has not stored (Start.InTx, the
+// transaction of its order). Steps fold as above (startFolds), but the
+// saga keeps no lease: after the last folded step the saga is inserted,
+// and the next command is written for the queue like any unchained one.
+// No message was delivered, so there is no inbox entry; m is the saga's
+// first command, never written, which the first step's log line names.
+func (a *Advancer) saveIn(ctx context.Context, tx store.Tx, cur saga.Instance, known Known, run stepRun, m Message, consumed *outbox.Event, carry func(int) bool, id ids, now time.Time, fresh bool) (saved, error) {
 	s := saved{cur: cur, run: run} // afresh on every run of the transaction
 	expected := cur.Version
 	logMsg := m // the message the step's log line names
@@ -151,7 +158,8 @@ func (a *Advancer) saveIn(ctx context.Context, tx store.Tx, cur saga.Instance, k
 			}
 		}
 		d = decide(s.cur, a.c.Steps.Table(), *r, now, retryPolicy{backoff: a.c.Backoff, outage: a.c.OutageBound})
-		chained = carry(fold) && d.cmd != nil && !d.next.NextAttemptAt.After(now)
+		chained = carry(fold) && d.cmd != nil && !d.next.NextAttemptAt.After(now) &&
+			(!fresh || (!d.gaveUp && a.folds(d.next)))
 		if chained {
 			// The save keeps the lease for the next step: no lease
 			// transaction per chained step.
@@ -187,13 +195,17 @@ func (a *Advancer) saveIn(ctx context.Context, tx store.Tx, cur saga.Instance, k
 	cur = s.cur
 	meta := chain(cur, m.Attributes)
 	s.d = d
-	if err := tx.UpdateSaga(ctx, d.next, expected); err != nil {
+	if fresh {
+		if err := tx.InsertSaga(ctx, d.next); err != nil {
+			return s, err
+		}
+	} else if err := tx.UpdateSaga(ctx, d.next, expected); err != nil {
 		if apperr.Is(err, apperr.Conflict) || apperr.Is(err, apperr.NotFound) {
 			return s, errLostLease
 		}
 		return s, err
 	}
-	if consumed == nil {
+	if consumed == nil && !fresh {
 		// A delivered message is claimed in the inbox. A command row run in
 		// place needs no entry: the save moves the saga's token, so a copy
 		// of that row the relay sends later is stale (and one handled

@@ -25,26 +25,26 @@ func (e *env) deadLetters() []dlq.DeadLetter {
 }
 
 // TestRecoveryGivesUpOnASagaThatNeverAdvances: every command of a saga is
-// lost (as when the queue refuses it). Recovery re-drives it until no
+// lost (as when the queue refuses it). Recovery resends it until no
 // command was consumed for MaxWait, then fails it for good: the order is
 // FAILED (with its event), a saga dead letter with error_type "stuck"
 // exists, the report counts it, and later passes leave it alone — it does
 // not loop forever.
 func TestRecoveryGivesUpOnASagaThatNeverAdvances(t *testing.T) {
 	e := newEnv(t, envOpts{stock: map[string]int64{"sku-1": 10}})
-	e.recWith(func(c *orchestrator.RecoveryConfig) { c.MaxRedrives = 3; c.MaxWait = 5 * time.Minute })
+	e.recWith(func(c *orchestrator.RecoveryConfig) { c.MaxResends = 3; c.MaxWait = 5 * time.Minute })
 	orderID, sagaID := e.place(item("sku-1", 1, 100))
 	e.queue = nil // the first command is lost
 	redriven, gaveUp := 0, 0
 	for pass := 0; pass < 10; pass++ {
 		e.clock.Advance(e.rec.Config().StuckAfter + e.adv.Config().Lease)
 		rep := e.runRecovery()
-		redriven += rep.Redriven
+		redriven += rep.Resent
 		gaveUp += rep.GaveUp
-		e.queue = nil // every re-drive is lost too
+		e.queue = nil // every resend is lost too
 	}
 	if redriven == 0 || gaveUp != 1 {
-		t.Fatalf("re-driven %d times and gave up %d times, want some and 1", redriven, gaveUp)
+		t.Fatalf("resent %d times and gave up %d times, want some and 1", redriven, gaveUp)
 	}
 	s := e.saga(sagaID)
 	if s.State != saga.StateFailed || s.FinishedAt.IsZero() || s.LastError == "" {
@@ -66,23 +66,23 @@ func TestRecoveryGivesUpOnASagaThatNeverAdvances(t *testing.T) {
 	}
 }
 
-// TestRecoveryCountResetsWhenTheSagaMoves: re-drives that get the saga
+// TestRecoveryCountResetsWhenTheSagaMoves: resends that get the saga
 // moving reset the count, so a saga that is only slow never fails.
 func TestRecoveryCountResetsWhenTheSagaMoves(t *testing.T) {
 	e := newEnv(t, envOpts{stock: map[string]int64{"sku-1": 10}})
 	e.advWith(func(c *orchestrator.AdvancerConfig) { c.MaxChainSteps = 1 }) // the per-message protocol: one step per delivered message
-	e.recWith(func(c *orchestrator.RecoveryConfig) { c.MaxRedrives = 1 })
+	e.recWith(func(c *orchestrator.RecoveryConfig) { c.MaxResends = 1 })
 	orderID, sagaID := e.place(item("sku-1", 1, 100))
 	for step := 0; step < len(orchestrator.CreateOrderSaga); step++ {
 		e.queue = nil // this step's command is lost...
 		e.clock.Advance(e.rec.Config().StuckAfter + e.adv.Config().Lease)
-		if rep := e.runRecovery(); rep.Redriven != 1 || rep.GaveUp != 0 {
-			t.Fatalf("step %d: %+v, want one re-drive", step, rep)
+		if rep := e.runRecovery(); rep.Resent != 1 || rep.GaveUp != 0 {
+			t.Fatalf("step %d: %+v, want one resend", step, rep)
 		}
 		if len(e.queue) != 1 {
 			t.Fatalf("step %d: queue %d", step, len(e.queue))
 		}
-		// ...the re-drive is delivered and runs exactly one step.
+		// ...the resend is delivered and runs exactly one step.
 		d := e.queue[0]
 		e.queue = e.queue[1:]
 		if res, err := e.adv.Handle(context.Background(), d.msg); err != nil || res.Status != orchestrator.StatusProcessed {

@@ -53,6 +53,40 @@ type Config struct {
 	// Steps names the saga's steps in the order view (the advancer's
 	// table: orchestrator.CreateOrderSaga.Table()).
 	Steps saga.Table
+	// Starter, if set, runs the new saga's leading in-transaction steps
+	// in the order's transaction (the advancer: wiring adapts it); without
+	// it, or when it declines, the transaction writes the saga pending and
+	// its first command, and the advancer runs every step.
+	Starter SagaStarter
+}
+
+// SagaStarter starts a new order's saga inside the order's transaction.
+// Safe for concurrent use.
+type SagaStarter interface {
+	// NewStart prepares the start of one saga: called with each draft of
+	// a new order (before its transaction, or in it when the draft is made
+	// again), so the start's ids follow the draft's and every run of the
+	// transaction with that draft writes the same ones.
+	NewStart() SagaStart
+}
+
+// SagaStart is the start of one new saga (SagaStarter.NewStart). Not
+// safe for concurrent use.
+type SagaStart interface {
+	// InTx stores inst (new, pending at its first step) in tx, which has
+	// inserted its order o and that order's order.created row: the steps
+	// that touch only the store run first, as the advancer runs them
+	// (create_order, reserve_inventory; on a rejection the compensations
+	// that touch only the store), and the command of the first step that
+	// calls a participant — or, for a saga they finished, its order's
+	// events — is written in tx in place of first, the saga's first
+	// command, which is not written. ok false: nothing was written, and
+	// the caller stores inst and first. err: a store failure (tx fails).
+	InTx(ctx context.Context, tx store.Tx, inst saga.Instance, o order.Order, first outbox.Event) (ok bool, err error)
+	// Committed observes the steps of InTx's last run and returns the
+	// rows it wrote, for the caller to dispatch; called once, after that
+	// run's transaction committed.
+	Committed() []outbox.Event
 }
 
 // Service implements the order use cases. It is built once by New and safe
@@ -112,9 +146,12 @@ const routeFingerprint = "POST /orders"
 //
 // Cost: one store transaction for a replay; for a new order one transaction
 // writes the key (completed, with the response), the order, the saga and the
-// outbox rows, and the fast path uses a second one to mark rows published —
-// unless the Dispatcher is an outboxwrite.TxPublisher that sent them
-// inside the first.
+// outbox rows — with a Starter, after running the saga's leading steps that
+// touch only the store (SagaStart.InTx: the stock is reserved, or the order
+// cancelled, in this transaction; the stored response is still the order as
+// created, PENDING) — and the fast path uses a second one to mark rows
+// published, unless the Dispatcher is an outboxwrite.TxPublisher that sent
+// them inside the first.
 // On a store whose transactions claim keys (store.KeyClaimer: SQLite) the
 // key is inserted first and read only when it exists.
 func (s *Service) Create(ctx context.Context, cmd CreateCommand) (Response, error) {
@@ -135,10 +172,11 @@ func (s *Service) Create(ctx context.Context, cmd CreateCommand) (Response, erro
 	}
 	var resp Response
 	var events []outbox.Event
+	var start SagaStart // the saga's start, when its steps ran in the transaction that committed
 	for attempt := 0; ; attempt++ {
-		events = nil
+		events, start = nil, nil
 		err = s.cfg.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
-			events = nil
+			events, start = nil, nil
 			// Read the clock inside the transaction: a request that waited
 			// for the writer must not stamp a lease that has already lapsed.
 			now := s.cfg.Now()
@@ -155,7 +193,7 @@ func (s *Service) Create(ctx context.Context, cmd CreateCommand) (Response, erro
 				}
 				if claimed {
 					resp = d.resp
-					events, err = s.writeRest(ctx, tx, d)
+					events, start, err = s.writeRest(ctx, tx, d)
 					return err
 				}
 			}
@@ -178,7 +216,7 @@ func (s *Service) Create(ctx context.Context, cmd CreateCommand) (Response, erro
 				return err
 			}
 			var werr error
-			resp, events, werr = s.write(ctx, tx, early, cmd, fp, now, prev)
+			resp, events, start, werr = s.write(ctx, tx, early, cmd, fp, now, prev)
 			return werr
 		})
 		// A concurrent request claimed the key between our read and our
@@ -192,6 +230,9 @@ func (s *Service) Create(ctx context.Context, cmd CreateCommand) (Response, erro
 	s.observe(resp, err)
 	if err != nil {
 		return Response{}, err
+	}
+	if start != nil {
+		events = append(events, start.Committed()...)
 	}
 	s.out.Dispatch(ctx, events)
 	return resp, nil
@@ -224,6 +265,10 @@ type draft struct {
 	resp   Response
 	now    time.Time
 	events []outbox.Event // the outbox rows, before the in-transaction publish
+	// start runs the saga's leading steps in the transaction (Starter);
+	// prepared with the draft, so its ids follow the draft's and every run
+	// of the transaction with this draft writes the same ones.
+	start SagaStart
 }
 
 // draftSlack is how old a draft may be when its transaction starts: a
@@ -262,15 +307,19 @@ func (s *Service) draft(cmd CreateCommand, fp string, now time.Time) (draft, err
 	if err != nil {
 		return draft{}, err
 	}
-	return draft{o: o, inst: inst, cmd: cmd, rec: rec, resp: resp, now: now, events: events}, nil
+	d := draft{o: o, inst: inst, cmd: cmd, rec: rec, resp: resp, now: now, events: events}
+	if s.cfg.Starter != nil {
+		d.start = s.cfg.Starter.NewStart()
+	}
+	return d, nil
 }
 
 // write stores the new order with its saga, outbox rows and completed key
 // (taking over prev, an expired record of the key, when set).
-func (s *Service) write(ctx context.Context, tx store.Tx, early draft, cmd CreateCommand, fp string, now time.Time, prev *idempotency.Record) (Response, []outbox.Event, error) {
+func (s *Service) write(ctx context.Context, tx store.Tx, early draft, cmd CreateCommand, fp string, now time.Time, prev *idempotency.Record) (Response, []outbox.Event, SagaStart, error) {
 	d, err := s.fresh(early, cmd, fp, now)
 	if err != nil {
-		return Response{}, nil, err
+		return Response{}, nil, nil, err
 	}
 	if prev != nil {
 		err = tx.ReplaceIdempotencyKey(ctx, d.rec, *prev)
@@ -278,28 +327,51 @@ func (s *Service) write(ctx context.Context, tx store.Tx, early draft, cmd Creat
 		err = tx.InsertIdempotencyKey(ctx, d.rec)
 	}
 	if err != nil {
-		return Response{}, nil, err
+		return Response{}, nil, nil, err
 	}
-	events, err := s.writeRest(ctx, tx, d)
+	events, start, err := s.writeRest(ctx, tx, d)
 	if err != nil {
-		return Response{}, nil, err
+		return Response{}, nil, nil, err
 	}
-	return d.resp, events, nil
+	return d.resp, events, start, nil
 }
 
 // writeRest stores a drafted order whose key is written: the order, its
 // saga and its outbox rows — or, for rows the Dispatcher sends in the
-// transaction, their queue messages instead.
-func (s *Service) writeRest(ctx context.Context, tx store.Tx, d draft) ([]outbox.Event, error) {
+// transaction, their queue messages instead. With d.start the saga's
+// leading steps run here too and the saga is stored as they leave it
+// (start is d.start then: Committed returns the rows it wrote).
+func (s *Service) writeRest(ctx context.Context, tx store.Tx, d draft) (events []outbox.Event, start SagaStart, err error) {
 	if err := tx.InsertOrder(ctx, d.o); err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	advance, rest := d.events[0], d.events[1:]
+	if d.start != nil {
+		// order.created first: an order event the steps write (a
+		// cancellation) then finds it pending and queues behind it.
+		if events, err = s.out.WriteNew(ctx, tx, rest); err != nil {
+			return nil, nil, err
+		}
+		ok, err := d.start.InTx(ctx, tx, d.inst, d.o, advance)
+		if err != nil {
+			return nil, nil, err
+		}
+		if ok {
+			return events, d.start, nil
+		}
+		if err := tx.InsertSaga(ctx, d.inst); err != nil {
+			return nil, nil, err
+		}
+		more, err := s.out.WriteNew(ctx, tx, []outbox.Event{advance})
+		return append(events, more...), nil, err
 	}
 	if err := tx.InsertSaga(ctx, d.inst); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	// The writer copies the rows: the draft outlives this run of the closure
 	// (the store may run it again after a rollback), so nothing may mark them.
-	return s.out.WriteNew(ctx, tx, d.events)
+	events, err = s.out.WriteNew(ctx, tx, d.events)
+	return events, nil, err
 }
 
 // NewSaga builds the pending CreateOrderSaga instance for o.

@@ -32,33 +32,33 @@ type SagaView struct {
 	// BreakerWaits counts the current step's attempts refused by an open
 	// circuit breaker (they spend no retry budget).
 	BreakerWaits int `json:"breaker_waits,omitempty"`
-	// RecoveryRedrives counts recovery's re-drives since the saga last moved.
-	RecoveryRedrives int `json:"recovery_redrives,omitempty"`
-	// LastRedrive is what the saga row tells of recovery's last re-drive
+	// RecoveryResends counts recovery's resends since the saga last moved.
+	RecoveryResends int `json:"recovery_resends,omitempty"`
+	// LastResend is what the saga row tells of recovery's last resend
 	// since the saga last moved (nil: none). Recovery writes no step-log
-	// line, so this is the only record of a re-drive's time.
-	LastRedrive *RedriveMark `json:"last_redrive,omitempty"`
-	// UnconsumedRedrives counts the re-drives in a row whose previous
+	// line, so this is the only record of a resend's time.
+	LastResend *ResendMark `json:"last_resend,omitempty"`
+	// UnconsumedResends counts the resends in a row whose previous
 	// command was not consumed (recovery backs off between them).
-	UnconsumedRedrives int `json:"unconsumed_redrives,omitempty"`
+	UnconsumedResends int `json:"unconsumed_redrives,omitempty"`
 }
 
-// RedriveMark places recovery's last re-drive in time. Exact: the
-// re-drive is the saga row's last write (no advancer has taken its
+// ResendMark places recovery's last resend in time. Exact: the
+// resend is the saga row's last write (no advancer has taken its
 // command yet), so At is its time. Otherwise an advancer wrote the row
-// after it, and the re-drive came before At, the row's last update.
-type RedriveMark struct {
+// after it, and the resend came before At, the row's last update.
+type ResendMark struct {
 	At    time.Time `json:"at"`
 	Exact bool      `json:"exact"`
 }
 
-// lastRedrive reads inst's re-drive mark: Data.RedriveVersion is the
-// version recovery's last re-drive wrote (0 once the saga moves).
-func lastRedrive(inst saga.Instance) *RedriveMark {
-	if inst.Data.RedriveVersion == 0 {
+// lastResend reads inst's resend mark: Data.ResendVersion is the
+// version recovery's last resend wrote (0 once the saga moves).
+func lastResend(inst saga.Instance) *ResendMark {
+	if inst.Data.ResendVersion == 0 {
 		return nil
 	}
-	return &RedriveMark{At: inst.UpdatedAt, Exact: inst.Version == inst.Data.RedriveVersion}
+	return &ResendMark{At: inst.UpdatedAt, Exact: inst.Version == inst.Data.ResendVersion}
 }
 
 // Correlation is the chain that ties an order to everything it caused:
@@ -80,8 +80,8 @@ func NewView(o order.Order, inst *saga.Instance, history []saga.LogEntry, steps 
 		}
 		v.Saga = &SagaView{ID: inst.ID, State: inst.State, Step: steps.StepName(*inst), Attempts: inst.Attempts,
 			LastError: inst.LastError, UpdatedAt: inst.UpdatedAt, History: history,
-			BreakerWaits: inst.Data.Waits, RecoveryRedrives: inst.Data.Redrives, LastRedrive: lastRedrive(*inst),
-			UnconsumedRedrives: inst.Data.UnconsumedRedrives}
+			BreakerWaits: inst.Data.Waits, RecoveryResends: inst.Data.Resends, LastResend: lastResend(*inst),
+			UnconsumedResends: inst.Data.UnconsumedResends}
 		v.Correlation = &Correlation{IdempotencyKey: o.IdempotencyKey, OrderID: o.ID, SagaID: inst.ID}
 	}
 	return v

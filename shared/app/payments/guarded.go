@@ -7,21 +7,47 @@ import (
 
 	"ordersaga/shared/kit/config"
 	"ordersaga/shared/kit/resilience"
+	"ordersaga/shared/kit/validate"
 )
 
 // Guarded wraps a Provider in a resilience.Policy, applied in the one
 // permitted order: bulkhead → breaker → retry (full jitter) → per-attempt
 // timeout → the provider call. Declines (Rejected) pass through unretried
-// and do not count against the breaker. Safe for concurrent use when the
-// policy is.
+// and do not count against the breaker. Built by NewGuarded; safe for
+// concurrent use.
 type Guarded struct {
 	Provider Provider
-	Policy   *resilience.Policy
+	// Policy is the policy NewGuarded built (its Breaker's state is readable).
+	Policy *resilience.Policy
 }
 
 var _ Provider = (*Guarded)(nil)
 
+// GuardedConfig configures NewGuarded.
+type GuardedConfig struct {
+	Provider Provider     // required
+	Policy   PolicyConfig // zero fields take the defaults PolicyConfig names
+}
+
+// NewGuarded returns cfg.Provider behind the policy built from cfg.Policy.
+// It fails (apperr.Invalid, naming the fields) without a provider or on a
+// negative setting.
+func NewGuarded(cfg GuardedConfig) (*Guarded, error) {
+	var p validate.Problems
+	p.Require(cfg.Provider != nil, "Provider")
+	if err := p.Err("payments.NewGuarded"); err != nil {
+		return nil, err
+	}
+	policy, err := newPolicy(cfg.Policy)
+	if err != nil {
+		return nil, err
+	}
+	return &Guarded{Provider: cfg.Provider, Policy: policy}, nil
+}
+
 // NewGuardedProvider returns p wrapped in policy (see Guarded).
+//
+// Deprecated: use NewGuarded, which builds the policy too.
 func NewGuardedProvider(p Provider, policy *resilience.Policy) *Guarded {
 	return &Guarded{Provider: p, Policy: policy}
 }
@@ -67,7 +93,8 @@ const (
 	DefaultBackoffCap       = 2 * time.Second
 )
 
-// PolicyConfig configures NewPolicy. Zero fields take the defaults named.
+// PolicyConfig configures the policy of NewGuarded. Zero fields take the
+// defaults named; negative ones are refused.
 type PolicyConfig struct {
 	// Name labels the bulkhead and breaker (default DefaultName).
 	Name string
@@ -75,7 +102,7 @@ type PolicyConfig struct {
 	MaxConcurrent int
 	// Breaker configures the circuit breaker: a zero FailureThreshold or
 	// OpenTimeout takes DefaultBreakerThreshold or DefaultBreakerOpenFor,
-	// the other fields the resilience defaults.
+	// the other fields the resilience defaults; its Name is Name.
 	Breaker resilience.BreakerConfig
 	// MaxAttempts per call, first included (default DefaultMaxAttempts).
 	MaxAttempts int
@@ -92,34 +119,67 @@ type PolicyConfig struct {
 	OnReject func(name string)
 }
 
-// NewPolicy builds the payment provider's policy from cfg.
-func NewPolicy(cfg PolicyConfig) *resilience.Policy {
-	cfg.Name = cmp.Or(cfg.Name, DefaultName)
-	if cfg.MaxConcurrent <= 0 {
-		cfg.MaxConcurrent = DefaultMaxConcurrent
+// Validate reports a negative MaxConcurrent, MaxAttempts, AttemptTimeout,
+// Backoff.Base or Backoff.Cap, and what resilience.BreakerConfig.Validate
+// refuses. Errors are apperr.Invalid and name the fields.
+func (c PolicyConfig) Validate() error {
+	var p validate.Problems
+	validate.NotNegative(&p, "MaxConcurrent", c.MaxConcurrent)
+	validate.NotNegative(&p, "MaxAttempts", c.MaxAttempts)
+	validate.NotNegative(&p, "AttemptTimeout", c.AttemptTimeout)
+	validate.NotNegative(&p, "Backoff.Base", c.Backoff.Base)
+	validate.NotNegative(&p, "Backoff.Cap", c.Backoff.Cap)
+	validate.NotNegative(&p, "Breaker.FailureThreshold", c.Breaker.FailureThreshold)
+	validate.NotNegative(&p, "Breaker.OpenTimeout", c.Breaker.OpenTimeout)
+	validate.NotNegative(&p, "Breaker.SuccessesToClose", c.Breaker.SuccessesToClose)
+	return p.Err("payments.PolicyConfig")
+}
+
+// setDefaults gives each zero field of c its documented default.
+func (c *PolicyConfig) setDefaults() {
+	c.Name = cmp.Or(c.Name, DefaultName)
+	c.MaxConcurrent = cmp.Or(c.MaxConcurrent, DefaultMaxConcurrent)
+	c.MaxAttempts = cmp.Or(c.MaxAttempts, DefaultMaxAttempts)
+	if c.Backoff.Base == 0 {
+		c.Backoff.Base, c.Backoff.Cap = DefaultBackoffBase, DefaultBackoffCap
 	}
-	if cfg.MaxAttempts <= 0 {
-		cfg.MaxAttempts = DefaultMaxAttempts
+	c.AttemptTimeout = cmp.Or(c.AttemptTimeout, DefaultAttemptTimeout)
+	c.Breaker.FailureThreshold = cmp.Or(c.Breaker.FailureThreshold, DefaultBreakerThreshold)
+	c.Breaker.OpenTimeout = cmp.Or(c.Breaker.OpenTimeout, DefaultBreakerOpenFor)
+	c.Breaker.Name = c.Name
+}
+
+// newPolicy builds the payment provider's policy from cfg.
+func newPolicy(cfg PolicyConfig) (*resilience.Policy, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
-	if cfg.Backoff.Base <= 0 {
-		cfg.Backoff.Base, cfg.Backoff.Cap = DefaultBackoffBase, DefaultBackoffCap
+	cfg.setDefaults()
+	bh, err := resilience.NewBulkhead(resilience.BulkheadConfig{Name: cfg.Name, Limit: cfg.MaxConcurrent, OnReject: cfg.OnReject})
+	if err != nil {
+		return nil, err
 	}
-	if cfg.AttemptTimeout <= 0 {
-		cfg.AttemptTimeout = DefaultAttemptTimeout
+	br, err := resilience.NewBreaker(cfg.Breaker)
+	if err != nil {
+		return nil, err
 	}
-	if cfg.Breaker.FailureThreshold <= 0 {
-		cfg.Breaker.FailureThreshold = DefaultBreakerThreshold
-	}
-	if cfg.Breaker.OpenTimeout <= 0 {
-		cfg.Breaker.OpenTimeout = DefaultBreakerOpenFor
-	}
-	bh := resilience.NewBulkhead(cfg.Name, cfg.MaxConcurrent)
-	bh.OnReject = cfg.OnReject
 	return &resilience.Policy{
 		Bulkhead: bh,
-		Breaker:  resilience.NewBreaker(cfg.Name, cfg.Breaker),
+		Breaker:  br,
 		Retry: &resilience.Retry{MaxAttempts: cfg.MaxAttempts, Backoff: cfg.Backoff,
 			Sleep: cfg.Sleep, OnAttempt: cfg.OnAttempt},
 		AttemptTimeout: cfg.AttemptTimeout,
+	}, nil
+}
+
+// NewPolicy builds the payment provider's policy from cfg and panics on a
+// configuration Validate refuses.
+//
+// Deprecated: use NewGuarded, which builds the policy and returns the error.
+func NewPolicy(cfg PolicyConfig) *resilience.Policy {
+	p, err := newPolicy(cfg)
+	if err != nil {
+		panic(err)
 	}
+	return p
 }

@@ -12,6 +12,7 @@ import (
 
 	"ordersaga/shared/domain/apperr"
 	"ordersaga/shared/kit/resilience"
+	"ordersaga/shared/kit/validate"
 )
 
 // maxResponseBytes bounds how much of a provider answer is read.
@@ -28,23 +29,36 @@ type HTTPConfig struct {
 }
 
 // HTTPProvider calls the provider's JSON API (see wire.go). It makes exactly
-// one HTTP request per call: wrap it with NewGuardedProvider for retries,
+// one HTTP request per call: wrap it with NewGuarded for retries,
 // breaker, bulkhead and per-attempt timeouts. Safe for concurrent use.
 type HTTPProvider struct {
 	cfg HTTPConfig
 }
 
 // NewHTTPProvider returns a provider client for cfg. It fails
-// (apperr.Invalid) without a BaseURL.
+// (apperr.Invalid, naming the field) without a BaseURL.
 func NewHTTPProvider(cfg HTTPConfig) (*HTTPProvider, error) {
-	if cfg.BaseURL == "" {
-		return nil, apperr.New(apperr.Invalid, "payments.NewHTTPProvider: a base URL is required")
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
-	cfg.Client = cmp.Or(cfg.Client, http.DefaultClient)
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
+	cfg.setDefaults()
 	return &HTTPProvider{cfg: cfg}, nil
+}
+
+// Validate reports what NewHTTPProvider would refuse: an HTTPConfig
+// without a BaseURL. Errors are apperr.Invalid and name the field.
+func (c HTTPConfig) Validate() error {
+	var p validate.Problems
+	p.Require(c.BaseURL != "", "BaseURL")
+	return p.Err("payments.NewHTTPProvider")
+}
+
+// setDefaults gives each zero field of c its documented default.
+func (c *HTTPConfig) setDefaults() {
+	c.Client = cmp.Or(c.Client, http.DefaultClient)
+	if c.Now == nil {
+		c.Now = time.Now
+	}
 }
 
 var _ Provider = (*HTTPProvider)(nil)

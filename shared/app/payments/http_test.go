@@ -127,8 +127,10 @@ type policyOpts struct {
 	events                                   *[]resilience.AttemptEvent
 }
 
-func newPolicy(clk *clock, o policyOpts) *resilience.Policy {
-	return payments.NewPolicy(payments.PolicyConfig{
+// guard returns p behind the policy o describes, and that policy.
+func guard(t *testing.T, p payments.Provider, clk *clock, o policyOpts) (*payments.Guarded, *resilience.Policy) {
+	t.Helper()
+	g, err := payments.NewGuarded(payments.GuardedConfig{Provider: p, Policy: payments.PolicyConfig{
 		MaxConcurrent: o.concurrent,
 		Breaker: resilience.BreakerConfig{FailureThreshold: o.threshold, OpenTimeout: 30 * time.Second,
 			SuccessesToClose: o.toClose, Now: clk.Now},
@@ -146,7 +148,11 @@ func newPolicy(clk *clock, o policyOpts) *resilience.Policy {
 				*o.events = append(*o.events, e)
 			}
 		},
-	})
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g, g.Policy
 }
 
 func TestBreakerThroughHTTP(t *testing.T) {
@@ -154,8 +160,7 @@ func TestBreakerThroughHTTP(t *testing.T) {
 	clk := fakeclock.New(time.Unix(0, 0))
 	g := newGate()
 	sim := paymentsim.New(paymentsim.Config{FailureRate: 1})
-	policy := newPolicy(clk, policyOpts{threshold: 3, toClose: 2, attempts: 1, concurrent: 8})
-	p := payments.NewGuardedProvider(serve(t, sim.Handler()), policy)
+	p, policy := guard(t, serve(t, sim.Handler()), clk, policyOpts{threshold: 3, toClose: 2, attempts: 1, concurrent: 8})
 
 	for i := 0; i < 3; i++ {
 		if _, err := p.Charge(ctx, "k", 10, "RUB"); !apperr.Is(err, apperr.Transient) || errors.Is(err, resilience.ErrOpen) {
@@ -213,8 +218,7 @@ func TestFailedProbeReopens(t *testing.T) {
 	ctx := context.Background()
 	clk := fakeclock.New(time.Unix(0, 0))
 	sim := paymentsim.New(paymentsim.Config{FailureRate: 1})
-	policy := newPolicy(clk, policyOpts{threshold: 1, toClose: 1, attempts: 1, concurrent: 8})
-	p := payments.NewGuardedProvider(serve(t, sim.Handler()), policy)
+	p, policy := guard(t, serve(t, sim.Handler()), clk, policyOpts{threshold: 1, toClose: 1, attempts: 1, concurrent: 8})
 	_, _ = p.Charge(ctx, "k", 10, "RUB")
 	clk.Advance(31 * time.Second)
 	if _, err := p.Charge(ctx, "k", 10, "RUB"); errors.Is(err, resilience.ErrOpen) || err == nil {
@@ -229,8 +233,7 @@ func TestBulkheadRejectsWhenFull(t *testing.T) {
 	ctx := context.Background()
 	g := newGate()
 	sim := paymentsim.New(paymentsim.Config{Latency: time.Millisecond, Sleep: g.Sleep})
-	policy := newPolicy(fakeclock.New(time.Unix(0, 0)), policyOpts{threshold: 5, toClose: 1, attempts: 1, concurrent: 2})
-	p := payments.NewGuardedProvider(serve(t, sim.Handler()), policy)
+	p, policy := guard(t, serve(t, sim.Handler()), fakeclock.New(time.Unix(0, 0)), policyOpts{threshold: 5, toClose: 1, attempts: 1, concurrent: 2})
 	done := make(chan error, 2)
 	for _, k := range []string{"a", "b"} {
 		go func(k string) { _, err := p.Charge(ctx, k, 10, "RUB"); done <- err }(k)
@@ -269,8 +272,8 @@ func TestRetryInsideBreaker(t *testing.T) {
 	})
 	var sleeps []time.Duration
 	var events []resilience.AttemptEvent
-	policy := newPolicy(fakeclock.New(time.Unix(0, 0)), policyOpts{threshold: 1, toClose: 1, attempts: 3, concurrent: 4, sleeps: &sleeps, events: &events})
-	p := payments.NewGuardedProvider(serve(t, flakyHandler), policy)
+	p, policy := guard(t, serve(t, flakyHandler), fakeclock.New(time.Unix(0, 0)),
+		policyOpts{threshold: 1, toClose: 1, attempts: 3, concurrent: 4, sleeps: &sleeps, events: &events})
 
 	if _, err := p.Charge(ctx, "k", 10, "RUB"); err != nil {
 		t.Fatalf("charge with 2 transient failures and 3 attempts: %v", err)

@@ -8,7 +8,7 @@
 // retry calls the provider again with the same key and gets the same answer.
 //
 // HTTPProvider speaks the provider's small JSON API (see wire.go);
-// NewGuardedProvider wraps any Provider in a resilience.Policy (bulkhead →
+// NewGuarded wraps any Provider in a resilience.Policy (bulkhead →
 // breaker → retry with full jitter → per-attempt timeout).
 package payments
 

@@ -8,12 +8,13 @@ import (
 	"ordersaga/shared/domain/payment"
 	"ordersaga/shared/domain/store"
 	"ordersaga/shared/kit/config"
+	"ordersaga/shared/kit/validate"
 )
 
 // Config configures a Service (New).
 type Config struct {
 	Store    store.Store // required
-	Provider Provider    // required (NewGuardedProvider in production)
+	Provider Provider    // required (NewGuarded in production)
 	// Now is the clock (default time.Now); the Service reads it in UTC.
 	Now func() time.Time
 }
@@ -25,14 +26,26 @@ type Service struct {
 }
 
 // New returns a Service over cfg's store and provider. It fails
-// (apperr.Invalid) without either.
+// (apperr.Invalid, naming the fields; see Config.Validate) without either.
 func New(cfg Config) (*Service, error) {
-	if cfg.Store == nil || cfg.Provider == nil {
-		return nil, apperr.New(apperr.Invalid, "payments.New: a store and a provider are required")
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
-	cfg.Now = config.UTCClock(cfg.Now)
+	cfg.setDefaults()
 	return &Service{cfg: cfg}, nil
 }
+
+// Validate reports what New would refuse: a Config without a Store or a
+// Provider. Errors are apperr.Invalid and name the fields.
+func (c Config) Validate() error {
+	var p validate.Problems
+	p.Require(c.Store != nil, "Store")
+	p.Require(c.Provider != nil, "Provider")
+	return p.Err("payments.New")
+}
+
+// setDefaults gives each zero field of c its documented default.
+func (c *Config) setDefaults() { c.Now = config.UTCClock(c.Now) }
 
 // voidReason marks the ledger's charge entry written when a refund found no
 // recorded charge and the provider confirmed none was made.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -27,7 +28,7 @@ type ledger struct {
 
 func newLedger(t *testing.T, p payments.Provider) ledger {
 	t.Helper()
-	st, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "pay.db"), sqlitestore.Options{})
+	st, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "pay.db"), sqlitestore.Config{})
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
@@ -234,13 +235,13 @@ func TestChargeInProgressAtProviderIsTransientAndUnrecorded(t *testing.T) {
 // The policy's zero fields take config.Default()'s values (the attempt
 // timeout is PAYMENT_TIMEOUT's 2 s).
 func TestPolicyDefaultsAreConfigDefaults(t *testing.T) {
-	p := payments.NewPolicy(payments.PolicyConfig{})
+	p := mustGuarded(t, payments.PolicyConfig{}).Policy
 	if got, want := p.AttemptTimeout, config.Default().Payment.Timeout; got != want {
 		t.Errorf("AttemptTimeout = %v, want PAYMENT_TIMEOUT's default %v", got, want)
 	}
 	// The breaker opens after PAYMENT_BREAKER_THRESHOLD's default failures
 	// and stays open PAYMENT_BREAKER_OPEN_FOR's default (not the breaker's own 30 s).
-	p = payments.NewPolicy(payments.PolicyConfig{Breaker: resilience.BreakerConfig{Now: func() time.Time { return t0 }}})
+	p = mustGuarded(t, payments.PolicyConfig{Breaker: resilience.BreakerConfig{Now: func() time.Time { return t0 }}}).Policy
 	fail := func(context.Context) error { return apperr.New(apperr.Transient, "down") }
 	for i := 0; i < config.Default().Payment.BreakerThreshold; i++ {
 		if p.Breaker.State() != resilience.StateClosed {
@@ -257,11 +258,52 @@ func TestPolicyDefaultsAreConfigDefaults(t *testing.T) {
 	}
 }
 
-func TestNewRefusesAMissingPort(t *testing.T) {
-	if s, err := payments.New(payments.Config{Provider: paymentsim.New(paymentsim.Config{})}); s != nil || !apperr.Is(err, apperr.Invalid) {
-		t.Errorf("no store: New = %v, %v; want Invalid", s, err)
+// mustGuarded returns a simulator behind NewGuarded(cfg) or fails t.
+func mustGuarded(t *testing.T, cfg payments.PolicyConfig) *payments.Guarded {
+	t.Helper()
+	g, err := payments.NewGuarded(payments.GuardedConfig{Provider: paymentsim.New(paymentsim.Config{}), Policy: cfg})
+	if err != nil {
+		t.Fatal(err)
 	}
-	if p, err := payments.NewHTTPProvider(payments.HTTPConfig{}); p != nil || !apperr.Is(err, apperr.Invalid) {
-		t.Errorf("no base URL: NewHTTPProvider = %v, %v; want Invalid", p, err)
+	return g
+}
+
+// Zero settings take the defaults (above); a missing port or a negative
+// setting is refused with an error naming the field.
+func TestConstructorsRefuseBadConfig(t *testing.T) {
+	sim := paymentsim.New(paymentsim.Config{})
+	guarded := func(pc payments.PolicyConfig) error {
+		_, err := payments.NewGuarded(payments.GuardedConfig{Provider: sim, Policy: pc})
+		return err
+	}
+	cases := []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"New without a store", func() error { _, err := payments.New(payments.Config{Provider: sim}); return err }(), "Store is required"},
+		{"New without a provider", func() error {
+			_, err := payments.New(payments.Config{Store: newLedger(t, sim).store})
+			return err
+		}(), "Provider is required"},
+		{"NewHTTPProvider without a base URL", func() error { _, err := payments.NewHTTPProvider(payments.HTTPConfig{}); return err }(),
+			"BaseURL is required"},
+		{"NewGuarded without a provider", func() error { _, err := payments.NewGuarded(payments.GuardedConfig{}); return err }(),
+			"Provider is required"},
+		{"negative MaxConcurrent", guarded(payments.PolicyConfig{MaxConcurrent: -1}), "MaxConcurrent must not be negative (got -1)"},
+		{"negative MaxAttempts", guarded(payments.PolicyConfig{MaxAttempts: -1}), "MaxAttempts must not be negative (got -1)"},
+		{"negative AttemptTimeout", guarded(payments.PolicyConfig{AttemptTimeout: -time.Second}), "AttemptTimeout must not be negative (got -1s)"},
+		{"negative Backoff.Base", guarded(payments.PolicyConfig{Backoff: resilience.Backoff{Base: -1}}), "Backoff.Base must not be negative"},
+		{"negative breaker threshold", guarded(payments.PolicyConfig{Breaker: resilience.BreakerConfig{FailureThreshold: -1}}),
+			"Breaker.FailureThreshold must not be negative (got -1)"},
+		{"negative breaker open time", guarded(payments.PolicyConfig{Breaker: resilience.BreakerConfig{OpenTimeout: -time.Second}}),
+			"Breaker.OpenTimeout must not be negative (got -1s)"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if !apperr.Is(tc.err, apperr.Invalid) || !strings.Contains(tc.err.Error(), tc.want) {
+				t.Errorf("err = %v; want Invalid containing %q", tc.err, tc.want)
+			}
+		})
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"ordersaga/shared/domain/dlq"
+	"ordersaga/shared/kit/text"
 )
 
 // maxCursor is the longest accepted page cursor.
@@ -27,7 +28,7 @@ func checkCommand(c Command, present map[string]bool, lim limits) fieldErrs {
 	case !present["action"]:
 		errs.add("/action", "is required: one of %s", strings.Join(actionNames, ", "))
 	case c.Action != "" && !actionOK:
-		errs.add("/action", "unknown action %q: use one of %s", truncate(c.Action, 40), strings.Join(actionNames, ", "))
+		errs.add("/action", "unknown action %q: use one of %s", text.Clip(c.Action, 40), strings.Join(actionNames, ", "))
 	}
 	if actionOK {
 		for _, k := range fieldNames {
@@ -147,11 +148,4 @@ func validErrorType(s string) bool {
 		}
 	}
 	return true
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

@@ -53,11 +53,11 @@ func newFixture(t *testing.T) *fixture {
 	ctx := context.Background()
 	f := &fixture{path: filepath.Join(t.TempDir(), "redrive.db"),
 		clock: fakeclock.New(time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC))}
-	s, err := sqlitestore.Open(ctx, f.path, sqlitestore.Options{Now: f.clock.Now})
+	s, err := sqlitestore.Open(ctx, f.path, sqlitestore.Config{Now: f.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := sqlitequeue.Open(f.path, sqlitequeue.WithClock(f.clock.Now))
+	q, err := sqlitequeue.Open(f.path, sqlitequeue.Config{Now: f.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,9 @@
 package redrive
 
 import (
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -28,10 +30,30 @@ func TestNewTakesConfigDefaults(t *testing.T) {
 	if _, err := uuid.Parse(s.cfg.NewID()); err != nil {
 		t.Errorf("default id: %v", err)
 	}
-	if s, err := New(Config{Store: f.store, MaxRate: -1}); s != nil || !apperr.Is(err, apperr.Invalid) {
-		t.Errorf("negative MaxRate: New = %v, %v; want Invalid", s, err)
+}
+
+// Zero means the default (above); a negative setting or a missing store is
+// refused with an error naming the field.
+func TestNewRefusesBadConfig(t *testing.T) {
+	f := newFixture(t)
+	cases := []struct {
+		name string
+		cfg  Config
+		want string
+	}{
+		{"no store", Config{}, "Store is required"},
+		{"negative shards", Config{Store: f.store, Shards: -1}, "Shards must not be negative (got -1)"},
+		{"negative loop limit", Config{Store: f.store, LoopLimit: -1}, "LoopLimit must not be negative (got -1)"},
+		{"negative max per call", Config{Store: f.store, MaxPerCall: -1}, "MaxPerCall must not be negative (got -1)"},
+		{"negative max rate", Config{Store: f.store, MaxRate: -1}, "MaxRate must not be negative (got -1)"},
+		{"negative receive wait", Config{Store: f.store, ReceiveWait: -time.Second}, "ReceiveWait must not be negative (got -1s)"},
 	}
-	if s, err := New(Config{}); s != nil || !apperr.Is(err, apperr.Invalid) {
-		t.Errorf("no store: New = %v, %v; want Invalid", s, err)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := New(tc.cfg)
+			if s != nil || !apperr.Is(err, apperr.Invalid) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("New = %v, %v; want Invalid containing %q", s, err, tc.want)
+			}
+		})
 	}
 }

@@ -140,7 +140,7 @@ func (s *Service) Redrive(ctx context.Context, actor string, sel Selection) (Rep
 				continue
 			}
 		}
-		it := s.redriveOne(ctx, actor, d, forced, sel.DryRun)
+		it := s.resendOne(ctx, actor, d, forced, sel.DryRun)
 		if it.Outcome == OutcomeRedriven || it.Outcome == OutcomeFailed {
 			acted++
 		}

@@ -15,7 +15,7 @@ const ActorSystem = "system"
 
 // ResolveFinished marks open queue dead letters, and open outbox dead
 // letters of saga.advance rows (destination saga-commands), as resolved when
-// the saga their message was about has finished meanwhile (recovery re-drove it, or
+// the saga their message was about has finished meanwhile (recovery resent it, or
 // another message finished it). Redriving such a message could only be
 // acknowledged as "finished", so nothing is lost; the entry is kept, marked
 // resolved by "system", and the batch is audited. This removes the noise a

@@ -20,13 +20,13 @@ import (
 
 	"github.com/google/uuid"
 
-	"ordersaga/shared/domain/apperr"
 	"ordersaga/shared/domain/dlq"
 	"ordersaga/shared/domain/queue"
 	"ordersaga/shared/domain/saga"
 	"ordersaga/shared/domain/store"
 	"ordersaga/shared/kit/config"
 	"ordersaga/shared/kit/resilience"
+	"ordersaga/shared/kit/validate"
 )
 
 // Defaults and hard bounds. Those with a variable are config.Default()'s values.
@@ -102,30 +102,47 @@ type Service struct {
 }
 
 // New returns a Service with cfg's zero fields set to their defaults. It
-// fails (apperr.Invalid) without a store or on a negative setting.
+// fails (apperr.Invalid, naming the fields; see Config.Validate) without a
+// store or on a negative setting.
 func New(cfg Config) (*Service, error) {
-	if cfg.Store == nil {
-		return nil, apperr.New(apperr.Invalid, "redrive.New: a store is required")
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
-	if cfg.Shards < 0 || cfg.LoopLimit < 0 || cfg.MaxPerCall < 0 || cfg.MaxRate < 0 || cfg.ReceiveWait < 0 {
-		return nil, apperr.New(apperr.Invalid, "redrive.New: settings must not be negative")
-	}
-	cfg.Shards = cmp.Or(cfg.Shards, DefaultShards)
-	cfg.LoopLimit = cmp.Or(cfg.LoopLimit, DefaultLoopLimit)
-	cfg.MaxPerCall = cmp.Or(cfg.MaxPerCall, DefaultMaxPerCall)
-	cfg.MaxRate = cmp.Or(cfg.MaxRate, DefaultMaxRate)
-	cfg.Now = config.UTCClock(cfg.Now)
-	if cfg.NewID == nil {
-		cfg.NewID = uuid.NewString
-	}
-	if cfg.Sleep == nil {
-		cfg.Sleep = resilience.SleepContext
-	}
-	cfg.Log = cmp.Or(cfg.Log, slog.Default())
-	if cfg.OnIngested == nil {
-		cfg.OnIngested = func(string, string) {}
-	}
+	cfg.setDefaults()
 	return &Service{cfg: cfg, lim: limits{maxPerCall: cfg.MaxPerCall, maxRate: cfg.MaxRate}}, nil
+}
+
+// Validate reports what New would refuse: no store, or a negative Shards,
+// LoopLimit, MaxPerCall, MaxRate or ReceiveWait. Errors are apperr.Invalid
+// and name the fields.
+func (c Config) Validate() error {
+	var p validate.Problems
+	p.Require(c.Store != nil, "Store")
+	validate.NotNegative(&p, "Shards", c.Shards)
+	validate.NotNegative(&p, "LoopLimit", c.LoopLimit)
+	validate.NotNegative(&p, "MaxPerCall", c.MaxPerCall)
+	validate.NotNegative(&p, "MaxRate", c.MaxRate)
+	validate.NotNegative(&p, "ReceiveWait", c.ReceiveWait)
+	return p.Err("redrive.New")
+}
+
+// setDefaults gives each zero field of c its documented default.
+func (c *Config) setDefaults() {
+	c.Shards = cmp.Or(c.Shards, DefaultShards)
+	c.LoopLimit = cmp.Or(c.LoopLimit, DefaultLoopLimit)
+	c.MaxPerCall = cmp.Or(c.MaxPerCall, DefaultMaxPerCall)
+	c.MaxRate = cmp.Or(c.MaxRate, DefaultMaxRate)
+	c.Now = config.UTCClock(c.Now)
+	if c.NewID == nil {
+		c.NewID = uuid.NewString
+	}
+	if c.Sleep == nil {
+		c.Sleep = resilience.SleepContext
+	}
+	c.Log = cmp.Or(c.Log, slog.Default())
+	if c.OnIngested == nil {
+		c.OnIngested = func(string, string) {}
+	}
 }
 
 // audit writes one audit record in its own transaction. It is called after

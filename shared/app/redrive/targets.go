@@ -24,8 +24,8 @@ type errSkip struct{ reason string }
 
 func (e errSkip) Error() string { return e.reason }
 
-// redriveOne redrives (or, in a dry run, plans) one entry.
-func (s *Service) redriveOne(ctx context.Context, actor string, d dlq.DeadLetter, forced, dry bool) Item {
+// resendOne redrives (or, in a dry run, plans) one entry.
+func (s *Service) resendOne(ctx context.Context, actor string, d dlq.DeadLetter, forced, dry bool) Item {
 	it := Item{ID: d.ID, Source: d.Source, SourceRef: d.SourceRef}
 	var err error
 	switch d.Source {

@@ -7,7 +7,7 @@ import (
 
 	"ordersaga/shared/domain/apperr"
 	"ordersaga/shared/domain/dlq"
-	"ordersaga/shared/kit/textrule"
+	"ordersaga/shared/kit/text"
 )
 
 // Length limits of free-text and id fields.
@@ -90,10 +90,10 @@ func checkText(s, ptr string, n int) *apperr.FieldError {
 	if len(s) > n {
 		return &apperr.FieldError{Pointer: ptr, Detail: fmt.Sprintf("is longer than %d bytes", n)}
 	}
-	if p := textrule.Problem(s); p != "" {
+	if p := text.Problem(s); p != "" {
 		return &apperr.FieldError{Pointer: ptr, Detail: p}
 	}
-	if !textrule.Printable(s) {
+	if !text.Printable(s) {
 		return &apperr.FieldError{Pointer: ptr, Detail: "must be printable text"}
 	}
 	return nil

@@ -48,11 +48,11 @@ func newInTxFixture(t *testing.T) *inTxFixture {
 func newInTxFixtureOn(t *testing.T, clk *clock) *inTxFixture {
 	t.Helper()
 	f := &inTxFixture{path: filepath.Join(t.TempDir(), "app.db"), clock: clk, published: map[string]int{}}
-	s, err := sqlitestore.Open(context.Background(), f.path, sqlitestore.Options{Now: f.clock.Now})
+	s, err := sqlitestore.Open(context.Background(), f.path, sqlitestore.Config{Now: f.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := sqlitequeue.New(s.DB(), sqlitequeue.WithClock(f.clock.Now))
+	q, err := sqlitequeue.New(s.DB(), sqlitequeue.Config{Now: f.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestPublishInTxWithoutTxSenderChangesNothing(t *testing.T) {
 	f := newInTxFixture(t)
 	// A second handle on the same file: a TxSender, but not on the store's
 	// *sql.DB, so it cannot write in the store's transaction.
-	sameFile, err := sqlitequeue.Open(f.path, sqlitequeue.WithClock(f.clock.Now))
+	sameFile, err := sqlitequeue.Open(f.path, sqlitequeue.Config{Now: f.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

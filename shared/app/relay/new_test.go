@@ -56,13 +56,20 @@ func TestNewRefusesBadConfig(t *testing.T) {
 		change func(*Config)
 		want   string
 	}{
-		{"no store", func(c *Config) { c.Store = nil }, "a store and a queue are required"},
-		{"no queue", func(c *Config) { c.Queue = nil }, "a store and a queue are required"},
-		{"negative lease", func(c *Config) { c.Lease = -time.Second }, "must not be negative"},
+		{"no store", func(c *Config) { c.Store = nil }, "Store is required"},
+		{"no queue", func(c *Config) { c.Queue = nil }, "Queue is required"},
+		{"negative shards", func(c *Config) { c.Shards = -1 }, "Shards must not be negative (got -1)"},
+		{"negative batch size", func(c *Config) { c.BatchSize = -1 }, "BatchSize must not be negative (got -1)"},
+		{"negative max attempts", func(c *Config) { c.MaxAttempts = -1 }, "MaxAttempts must not be negative (got -1)"},
+		{"negative lease", func(c *Config) { c.Lease = -time.Second }, "Lease must not be negative (got -1s)"},
+		{"negative loop limit", func(c *Config) { c.LoopLimit = -1 }, "LoopLimit must not be negative (got -1)"},
+		{"negative backoff base", func(c *Config) { c.Backoff.Base = -time.Second }, "Backoff.Base must not be negative"},
+		{"negative backoff cap", func(c *Config) { c.Backoff.Cap = -time.Second }, "Backoff.Cap must not be negative"},
 		{"batch too large", func(c *Config) { c.BatchSize = MaxBatchSize + 1 }, "BatchSize must be at most 1000"},
-		{"negative send concurrency", func(c *Config) { c.SendConcurrency = -1 }, "must not be negative"},
+		{"negative send concurrency", func(c *Config) { c.SendConcurrency = -1 }, "SendConcurrency must not be negative (got -1)"},
 		{"send concurrency too large", func(c *Config) { c.SendConcurrency = MaxSendConcurrency + 1 }, "SendConcurrency must be at most 100"},
-		{"cap below base", func(c *Config) { c.Backoff.Base, c.Backoff.Cap = time.Minute, time.Second }, "cap (1s) must be at least its base (1m0s)"},
+		{"cap below base", func(c *Config) { c.Backoff.Base, c.Backoff.Cap = time.Minute, time.Second }, "Backoff.Cap must be at least the backoff base 1m0s (got 1s)"},
+		{"default cap below base", func(c *Config) { c.Backoff.Base = time.Hour }, "Backoff.Cap must be at least the backoff base 1h0m0s (got 5m0s)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -27,7 +27,8 @@ import (
 	"ordersaga/shared/domain/store"
 	"ordersaga/shared/kit/config"
 	"ordersaga/shared/kit/resilience"
-	"ordersaga/shared/kit/textcut"
+	"ordersaga/shared/kit/text"
+	"ordersaga/shared/kit/validate"
 )
 
 // Defaults of a Config's zero fields: config.Default()'s values, so a
@@ -109,33 +110,45 @@ type Relay struct {
 }
 
 // New returns a Relay with cfg's zero fields set to their defaults. It
-// fails (apperr.Invalid, naming every problem) without a store or a queue,
-// on a negative setting, a BatchSize above MaxBatchSize or a backoff cap
-// below its base.
+// fails (apperr.Invalid, naming every bad field; see Config.Validate)
+// without a store or a queue, on a negative setting, a BatchSize above
+// MaxBatchSize or a backoff cap below its base.
 func New(cfg Config) (*Relay, error) {
-	if err := cfg.setDefaults(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	cfg.setDefaults()
 	ts, _ := cfg.Queue.(TxSender)
 	return &Relay{cfg: cfg, ts: ts}, nil
 }
 
-func (c *Config) setDefaults() error {
-	var errs []error
-	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if c.Store == nil || c.Queue == nil {
-		bad("a store and a queue are required")
+// Validate reports what New would refuse: a missing store or queue, a
+// negative setting, a BatchSize above MaxBatchSize, a SendConcurrency above
+// MaxSendConcurrency, or a backoff cap below its base (after the defaults).
+// Errors are apperr.Invalid and name the fields.
+func (c Config) Validate() error {
+	var p validate.Problems
+	p.Require(c.Store != nil, "Store")
+	p.Require(c.Queue != nil, "Queue")
+	validate.NotNegative(&p, "Shards", c.Shards)
+	validate.NotNegative(&p, "BatchSize", c.BatchSize)
+	validate.NotNegative(&p, "MaxAttempts", c.MaxAttempts)
+	validate.NotNegative(&p, "Lease", c.Lease)
+	validate.NotNegative(&p, "LoopLimit", c.LoopLimit)
+	validate.NotNegative(&p, "SendConcurrency", c.SendConcurrency)
+	validate.NotNegative(&p, "Backoff.Base", c.Backoff.Base)
+	validate.NotNegative(&p, "Backoff.Cap", c.Backoff.Cap)
+	validate.AtMost(&p, "BatchSize", c.BatchSize, MaxBatchSize)
+	validate.AtMost(&p, "SendConcurrency", c.SendConcurrency, MaxSendConcurrency)
+	c.setDefaults()
+	if c.Backoff.Base > 0 && c.Backoff.Cap > 0 && c.Backoff.Cap < c.Backoff.Base {
+		p.Add("Backoff.Cap", "must be at least the backoff base %s (got %s)", c.Backoff.Base, c.Backoff.Cap)
 	}
-	if c.Shards < 0 || c.BatchSize < 0 || c.MaxAttempts < 0 || c.Lease < 0 || c.LoopLimit < 0 ||
-		c.SendConcurrency < 0 || c.Backoff.Base < 0 || c.Backoff.Cap < 0 {
-		bad("settings must not be negative")
-	}
-	if c.BatchSize > MaxBatchSize {
-		bad("BatchSize must be at most %d (got %d)", MaxBatchSize, c.BatchSize)
-	}
-	if c.SendConcurrency > MaxSendConcurrency {
-		bad("SendConcurrency must be at most %d (got %d)", MaxSendConcurrency, c.SendConcurrency)
-	}
+	return p.Err("relay.New")
+}
+
+// setDefaults gives each zero field of c its documented default.
+func (c *Config) setDefaults() {
 	if c.Owner == "" {
 		c.Owner = DefaultOwner
 	}
@@ -147,9 +160,6 @@ func (c *Config) setDefaults() error {
 	c.SendConcurrency = cmp.Or(c.SendConcurrency, DefaultSendConcurrency)
 	c.Backoff.Base = cmp.Or(c.Backoff.Base, DefaultBackoffBase)
 	c.Backoff.Cap = cmp.Or(c.Backoff.Cap, DefaultBackoffCap)
-	if c.Backoff.Cap < c.Backoff.Base {
-		bad("the backoff cap (%s) must be at least its base (%s)", c.Backoff.Cap, c.Backoff.Base)
-	}
 	c.Now = config.UTCClock(c.Now)
 	if c.NewID == nil {
 		c.NewID = uuid.NewString
@@ -164,10 +174,6 @@ func (c *Config) setDefaults() error {
 	if c.Hooks.OnDead == nil {
 		c.Hooks.OnDead = func(string, string) {}
 	}
-	if err := errors.Join(errs...); err != nil {
-		return apperr.Wrap(apperr.Invalid, err, "relay.New")
-	}
-	return nil
 }
 
 // Report is the outcome of one relay invocation, returned as JSON by the function.
@@ -542,7 +548,7 @@ func (r *Relay) recordFailure(ctx context.Context, tx store.Tx, o outcome, now t
 	e.Version++
 	e.LeaseOwner, e.LeaseUntil = "", time.Time{}
 	e.Attempts++
-	e.LastError = truncate(o.err.Error(), 1000)
+	e.LastError = text.Cut(o.err.Error(), 1000)
 	if e.Attempts >= r.cfg.MaxAttempts {
 		e.Status = outbox.StatusDead
 	} else {
@@ -577,13 +583,6 @@ func deadLetter(e outbox.Event, cause error, id string, now time.Time) dlq.DeadL
 		OrderID: e.Metadata[outbox.AttrOrderID], OutboxEventID: e.ID, SagaID: e.Metadata[outbox.AttrSagaID],
 		CreatedAt: now, UpdatedAt: now, Version: 1,
 	}
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return textcut.Cut(s, n)
 }
 
 // logPublished writes one line per published event with its correlation chain.

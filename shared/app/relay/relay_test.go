@@ -36,11 +36,11 @@ func newFixture(t *testing.T) *fixture {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "relay.db")
 	clk := fakeclock.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	s, err := sqlitestore.Open(context.Background(), path, sqlitestore.Options{Now: clk.Now})
+	s, err := sqlitestore.Open(context.Background(), path, sqlitestore.Config{Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := sqlitequeue.Open(path, sqlitequeue.WithClock(clk.Now))
+	q, err := sqlitequeue.Open(path, sqlitequeue.Config{Now: clk.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

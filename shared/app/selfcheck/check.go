@@ -1,6 +1,7 @@
 package selfcheck
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"ordersaga/shared/domain/queue"
 	"ordersaga/shared/domain/store"
 	"ordersaga/shared/kit/config"
+	"ordersaga/shared/kit/validate"
 )
 
 // Database is the probe the clock and schema checks need beyond the store
@@ -43,8 +45,12 @@ const (
 // probeOrderID is the key the store check reads; no order has it.
 const probeOrderID = "selfcheck-probe-no-such-order"
 
-// Deps is what a self-check reads.
-type Deps struct {
+// DefaultCheckTimeout bounds each check of a Config that sets no CheckTimeout.
+const DefaultCheckTimeout = 5 * time.Second
+
+// Config is what a self-check reads (Run). Zero fields take the defaults
+// named; a negative CheckTimeout is refused.
+type Config struct {
 	Function string
 	Config   config.Config
 	Store    store.Store
@@ -52,23 +58,41 @@ type Deps struct {
 	// Database probes the clock and schema; nil reports both as FAIL
 	// (a target without a probe cannot prove them).
 	Database Database
-	// Now is the function's clock (the one leases are computed with).
+	// Now is the function's clock (the one leases are computed with;
+	// default time.Now in UTC).
 	Now  func() time.Time
 	Code Code
-	// CheckTimeout bounds each check (default 5 s), so one unreachable
+	// CheckTimeout bounds each check (default DefaultCheckTimeout), so one unreachable
 	// dependency cannot use the whole invocation.
 	CheckTimeout time.Duration
 }
 
+// Validate reports a negative CheckTimeout. Errors are apperr.Invalid and
+// name the field.
+func (c Config) Validate() error {
+	var p validate.Problems
+	validate.NotNegative(&p, "CheckTimeout", c.CheckTimeout)
+	return p.Err("selfcheck")
+}
+
+// setDefaults gives each zero field of c its documented default.
+func (c *Config) setDefaults() {
+	if c.Now == nil {
+		c.Now = func() time.Time { return time.Now().UTC() }
+	}
+	c.CheckTimeout = cmp.Or(c.CheckTimeout, DefaultCheckTimeout)
+}
+
 // Run runs every check and returns the report. It never fails as a whole:
-// a check that cannot run is a FAIL line saying why.
-func Run(ctx context.Context, d Deps) Report {
-	if d.Now == nil {
-		d.Now = func() time.Time { return time.Now().UTC() }
+// a check that cannot run is a FAIL line saying why, and a Config that
+// Validate refuses is one FAIL line naming the field.
+func Run(ctx context.Context, d Config) Report {
+	if err := d.Validate(); err != nil {
+		r := Report{Action: Action, Function: d.Function, Code: d.Code, At: time.Now().UTC()}
+		r.add(Line{Check: "selfcheck", Verdict: Fail, Detail: err.Error(), Fix: "the self-check was called with a bad setting (a wiring bug)"})
+		return r
 	}
-	if d.CheckTimeout <= 0 {
-		d.CheckTimeout = 5 * time.Second
-	}
+	d.setDefaults()
 	r := Report{Action: Action, Function: d.Function, Config: Redact(d.Config), Code: d.Code, At: d.Now()}
 	r.add(Line{Check: "config", Verdict: Pass, Detail: fmt.Sprintf("valid: store %s, queue %s, auth %s", d.Config.Store, d.Config.Queue, d.Config.Auth)})
 	run := func(name string, f func(ctx context.Context) Line) {

@@ -9,10 +9,10 @@ import (
 )
 
 func TestNewRefusesANegativeCheckTimeout(t *testing.T) {
-	if _, err := selfcheck.New(selfcheck.Deps{CheckTimeout: -time.Second}); !apperr.Is(err, apperr.Invalid) {
+	if _, err := selfcheck.New(selfcheck.Config{CheckTimeout: -time.Second}); !apperr.Is(err, apperr.Invalid) {
 		t.Errorf("negative timeout: err = %v, want Invalid", err)
 	}
-	if _, err := selfcheck.New(selfcheck.Deps{}); err != nil {
+	if _, err := selfcheck.New(selfcheck.Config{}); err != nil {
 		t.Errorf("zero timeout (the default): %v", err)
 	}
 }

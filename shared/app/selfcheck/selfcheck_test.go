@@ -202,7 +202,7 @@ func TestClockSkew(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := fakeclock.New(time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC))
-			r := selfcheck.Run(context.Background(), selfcheck.Deps{Config: config.Default(), Store: openStore(t),
+			r := selfcheck.Run(context.Background(), selfcheck.Config{Config: config.Default(), Store: openStore(t),
 				Database: fakeDB{clock: clk, offset: tc.offset, rtt: tc.rtt}, Now: clk.Now})
 			l := line(t, r, "clock.skew")
 			if l.Verdict != tc.want {
@@ -217,7 +217,7 @@ func TestClockSkew(t *testing.T) {
 
 func TestPendingMigrationsFail(t *testing.T) {
 	clk := fakeclock.New(time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC))
-	r := selfcheck.Run(context.Background(), selfcheck.Deps{Config: config.Default(), Store: openStore(t),
+	r := selfcheck.Run(context.Background(), selfcheck.Config{Config: config.Default(), Store: openStore(t),
 		Database: fakeDB{clock: clk, pending: []string{"0015_next.sql"}}, Now: clk.Now})
 	l := line(t, r, "schema.version")
 	if l.Verdict != selfcheck.Fail || !strings.Contains(l.Detail, "0015_next.sql") || !strings.Contains(l.Fix, "scripts/migrate") {
@@ -228,7 +228,7 @@ func TestPendingMigrationsFail(t *testing.T) {
 func TestUnreachableDatabaseFailsEachLine(t *testing.T) {
 	clk := fakeclock.New(time.Date(2026, 12, 6, 12, 0, 0, 0, time.UTC))
 	down := apperr.Wrap(apperr.Transient, errors.New("connection refused"), "probe")
-	r := selfcheck.Run(context.Background(), selfcheck.Deps{Config: config.Default(), Store: failingStore{openStore(t), down},
+	r := selfcheck.Run(context.Background(), selfcheck.Config{Config: config.Default(), Store: failingStore{openStore(t), down},
 		Database: fakeDB{clock: clk, err: down}, Now: clk.Now})
 	for _, c := range []string{"store.read", "clock.skew", "schema.version"} {
 		if l := line(t, r, c); l.Verdict != selfcheck.Fail || !strings.Contains(l.Detail, "connection refused") || l.Fix == "" {
@@ -251,7 +251,7 @@ func (f failingStore) View(context.Context, func(context.Context, store.Tx) erro
 }
 
 func TestNoProbeFails(t *testing.T) {
-	r := selfcheck.Run(context.Background(), selfcheck.Deps{Config: config.Default(), Store: openStore(t)})
+	r := selfcheck.Run(context.Background(), selfcheck.Config{Config: config.Default(), Store: openStore(t)})
 	if l := line(t, r, "clock.skew"); l.Verdict != selfcheck.Fail {
 		t.Errorf("clock without a probe: %+v", l)
 	}
@@ -265,5 +265,32 @@ func TestColdStartFailedReport(t *testing.T) {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("report lacks %s: %s", want, b)
 		}
+	}
+}
+
+// A zero CheckTimeout takes DefaultCheckTimeout (the runs above); a
+// negative one is a FAIL line naming the field, and no check runs.
+func TestRunRefusesANegativeCheckTimeout(t *testing.T) {
+	cases := []struct {
+		name    string
+		timeout time.Duration
+		want    string // "" = the checks run
+	}{
+		{"zero is the default", 0, ""},
+		{"negative is refused", -time.Second, "CheckTimeout must not be negative (got -1s)"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := selfcheck.Run(context.Background(), selfcheck.Config{Config: config.Default(), Store: openStore(t), CheckTimeout: tc.timeout})
+			if tc.want == "" {
+				if l := line(t, r, "store.read"); l.Verdict != selfcheck.Pass {
+					t.Errorf("store.read = %+v, want PASS", l)
+				}
+				return
+			}
+			if l := line(t, r, "selfcheck"); l.Verdict != selfcheck.Fail || !strings.Contains(l.Detail, tc.want) {
+				t.Errorf("selfcheck line = %+v, want FAIL naming %q", l, tc.want)
+			}
+		})
 	}
 }

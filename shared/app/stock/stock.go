@@ -29,6 +29,7 @@ import (
 	"ordersaga/shared/domain/inventory"
 	"ordersaga/shared/domain/store"
 	"ordersaga/shared/kit/config"
+	"ordersaga/shared/kit/validate"
 )
 
 // Config configures a Service (New).
@@ -48,16 +49,30 @@ type Service struct {
 }
 
 // New returns a Service with cfg's nil fields set to their defaults. It
-// fails (apperr.Invalid) without a store.
+// fails (apperr.Invalid, naming the field; see Config.Validate) without a
+// store.
 func New(cfg Config) (*Service, error) {
-	if cfg.Store == nil {
-		return nil, apperr.New(apperr.Invalid, "stock.New: a store is required")
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
-	cfg.Now = config.UTCClock(cfg.Now)
-	if cfg.NewID == nil {
-		cfg.NewID = uuid.NewString
-	}
+	cfg.setDefaults()
 	return &Service{cfg: cfg}, nil
+}
+
+// Validate reports what New would refuse: a Config without a Store. Errors
+// are apperr.Invalid and name the field.
+func (c Config) Validate() error {
+	var p validate.Problems
+	p.Require(c.Store != nil, "Store")
+	return p.Err("stock.New")
+}
+
+// setDefaults gives each zero field of c its documented default.
+func (c *Config) setDefaults() {
+	c.Now = config.UTCClock(c.Now)
+	if c.NewID == nil {
+		c.NewID = uuid.NewString
+	}
 }
 
 // maxConflictRetries bounds re-runs after a concurrent insert of the same

@@ -26,7 +26,7 @@ func newService(t *testing.T, seed map[string]int64) *stock.Service {
 // newServiceStore returns a seeded service and the store under it.
 func newServiceStore(t *testing.T, seed map[string]int64) (*stock.Service, store.Store) {
 	t.Helper()
-	st, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "stock.db"), sqlitestore.Options{})
+	st, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "stock.db"), sqlitestore.Config{})
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}

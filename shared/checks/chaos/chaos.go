@@ -98,7 +98,7 @@ type Options struct {
 	// InTx lets the local fast path inside the transaction run: the
 	// fault-injecting decorators forward the ports that enable it
 	// (outboxwrite.TxPublisher on the dispatchers, relay.TxSender on the queue), so a
-	// new order, a saga step and a recovery re-drive store their messages
+	// new order, a saga step and a recovery resend store their messages
 	// in their own transaction and write no outbox row for them; SendInTx
 	// is refused or fails like the database at the rates of Faults. The
 	// checker takes the queue's record of committed messages as those
@@ -190,7 +190,7 @@ type Report struct {
 	// Retries is the sum of RetriesBy: transient failures observed and
 	// retried (saga step retries, payment call retries, outbox sends that
 	// failed, client retries after 503/409, queue redeliveries, recovery
-	// re-drives).
+	// resends).
 	Retries   int            `json:"retries"`
 	RetriesBy map[string]int `json:"retries_by"`
 	// Crashes are the injected process crashes, by kind (step boundary).

@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"net/http"
+	"ordersaga/shared/kit/text"
 	"reflect"
 )
 
@@ -19,7 +20,7 @@ func (c *checker) idempotency() {
 		first := k.replies[0]
 		id, ok := c.orderOf[k.key]
 		if k.unicode && first.status != http.StatusCreated && first.status != http.StatusBadRequest {
-			c.fail("key %q: a request with Unicode text answered %d, want 201 or a clean 400: %s", k.key, first.status, truncateText(first.body, 200))
+			c.fail("key %q: a request with Unicode text answered %d, want 201 or a clean 400: %s", k.key, first.status, text.Clip(first.body, 200))
 		}
 		if k.refused {
 			if ok {

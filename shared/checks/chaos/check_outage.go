@@ -11,6 +11,7 @@ import (
 	"ordersaga/shared/domain/apperr"
 	"ordersaga/shared/domain/saga"
 	"ordersaga/shared/kit/resilience"
+	"ordersaga/shared/kit/text"
 )
 
 // stepUnavailable is the transient failure the step table's fault decorator
@@ -23,22 +24,22 @@ func stepUnavailable(step string) error {
 // faults of the store or of the step — not an answer of the payment
 // provider, which the harness fails through the simulator (and whose
 // "chaos: payment answer lost" comes wrapped in the payment client's error).
-func harnessFault(text string) bool {
+func harnessFault(msg string) bool {
 	for _, e := range []error{errStoreDown, errAfterTx, errReadsDown} {
-		if strings.Contains(text, e.Error()) {
+		if strings.Contains(msg, e.Error()) {
 			return true
 		}
 	}
-	return strings.HasPrefix(text, stepUnavailable(saga.StepProcessPayment).Error())
+	return strings.HasPrefix(msg, stepUnavailable(saga.StepProcessPayment).Error())
 }
 
 // providerDown reports whether a step-log error says the payment breaker
 // judged the provider down: it refused the call, or the call's failure
 // found it open (the texts of resilience.OpenError and DownError).
-func providerDown(text string) bool {
+func providerDown(msg string) bool {
 	refused := (&resilience.OpenError{Name: payments.DefaultName}).Error()
 	opened := (&resilience.DownError{Err: errors.New(""), Name: payments.DefaultName}).Error()
-	return strings.Contains(text, refused) || strings.HasSuffix(text, opened)
+	return strings.Contains(msg, refused) || strings.HasSuffix(msg, opened)
 }
 
 // outageCancel: no payment outage shorter than the outage bound cancelled
@@ -102,16 +103,16 @@ func judgePayment(log []saga.LogEntry, reason string, bound time.Duration) strin
 		}
 		if providerDown(e.Error) && (firstWait.IsZero() || e.At.Sub(firstWait) < bound) {
 			return fmt.Sprintf("process_payment spent attempt %d on a provider that was down, %s after its first wait (the bound is %s): %s",
-				e.Attempt, e.At.Sub(firstWait).Round(time.Second), bound, truncateText(e.Error, 160))
+				e.Attempt, e.At.Sub(firstWait).Round(time.Second), bound, text.Clip(e.Error, 160))
 		}
 	}
 	if reason != fmt.Sprintf("%s: gave up after %d attempts", saga.StepProcessPayment, spent) {
 		return fmt.Sprintf("process_payment was refused for good at attempt %d (%s): %s",
-			last.Attempt, truncateText(reason, 80), truncateText(last.Error, 160))
+			last.Attempt, text.Clip(reason, 80), text.Clip(last.Error, 160))
 	}
 	if byHarness == 0 {
 		return fmt.Sprintf("the provider's failures spent all %d attempts of process_payment (the last, attempt %d: %s)",
-			spent, last.Attempt, truncateText(last.Error, 160))
+			spent, last.Attempt, text.Clip(last.Error, 160))
 	}
 	return ""
 }

@@ -9,6 +9,7 @@ import (
 	"ordersaga/shared/domain/outbox"
 	"ordersaga/shared/domain/saga"
 	"ordersaga/shared/domain/store"
+	"ordersaga/shared/kit/text"
 )
 
 // strictChecks are the strict checks (Options.Strict), each under its
@@ -89,7 +90,7 @@ func (c *checker) createdOf(orderID string) (struct{}, bool) {
 
 // deadLettersGrow: after a stalled drain, no unfinished saga's dead letters
 // or unpublished commands kept growing while recovery ran (a saga recovery
-// re-drives forever, each re-drive dead-lettered again or queued behind a
+// resends forever, each resend dead-lettered again or queued behind a
 // dead row of its aggregate).
 func (c *checker) deadLettersGrow() {
 	for _, id := range sortedKeys(c.w.deadGrowth) {
@@ -116,7 +117,7 @@ func (c *checker) acceptedPublished() {
 		reported := false
 		for _, e := range append(byAgg[id], byAgg[o.SagaID]...) {
 			if e.Status == outbox.StatusDead {
-				c.fail("order %s was accepted but its %s event %s is dead: %s", id, e.EventType, e.ID, truncateText(e.LastError, 160))
+				c.fail("order %s was accepted but its %s event %s is dead: %s", id, e.EventType, e.ID, text.Clip(e.LastError, 160))
 				reported = true
 				break
 			}
@@ -173,17 +174,6 @@ func (w *world) deadOfUnfinished(ctx context.Context) (map[string]int, error) {
 		return nil, fmt.Errorf("chaos: count dead letters: %w", err)
 	}
 	return out, nil
-}
-
-// truncateText cuts s to at most n bytes on a character boundary.
-func truncateText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
 }
 
 // countUnpublished adds to n, per saga id already in n, its outbox rows

@@ -32,7 +32,7 @@ func TestFaultyStore(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			inner, err := sqlitestore.Open(ctx, filepath.Join(t.TempDir(), "s.db"), sqlitestore.Options{})
+			inner, err := sqlitestore.Open(ctx, filepath.Join(t.TempDir(), "s.db"), sqlitestore.Config{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -61,7 +61,7 @@ func TestFaultyStore(t *testing.T) {
 func TestFaultyQueue(t *testing.T) {
 	ctx := context.Background()
 	c := newClock(0)
-	inner, err := sqlitequeue.Open(filepath.Join(t.TempDir(), "q.db"), sqlitequeue.WithClock(c.Now))
+	inner, err := sqlitequeue.Open(filepath.Join(t.TempDir(), "q.db"), sqlitequeue.Config{Now: c.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ type Faults struct {
 	// Process crashes at step boundaries.
 	APIDropDispatch      float64 // POST committed, process dies before the fast-path dispatch
 	AdvancerDropDispatch float64 // saga step saved, process dies before dispatching the next command
-	RecoveryDropDispatch float64 // recovery wrote a re-drive, process dies before dispatching it
+	RecoveryDropDispatch float64 // recovery wrote a resend, process dies before dispatching it
 	RelayCrashAfterSend  float64 // relay sent a batch, process dies before marking it published
 	CrashAfterStep       float64 // a forward step's participant call had its effect, process dies before the saga is saved
 	CrashAfterComp       float64 // a compensation's participant call had its effect, process dies before the saga is saved

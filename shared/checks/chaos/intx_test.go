@@ -94,7 +94,7 @@ func TestDefaultModeHidesInTx(t *testing.T) {
 // Transient, and neither leaves a message once the transaction fails.
 func TestTxFaultyQueue(t *testing.T) {
 	ctx := context.Background()
-	st, err := sqlitestore.Open(ctx, filepath.Join(t.TempDir(), "s.db"), sqlitestore.Options{})
+	st, err := sqlitestore.Open(ctx, filepath.Join(t.TempDir(), "s.db"), sqlitestore.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -84,25 +84,31 @@ func (w *world) newProvider() {
 // provider is an instance's payment provider: the run's simulator behind
 // a policy whose retry pauses advance the clock and whose breaker reads the
 // instance's clock now. The policy is the production one otherwise
-// (payments.NewPolicy with the instance's configuration), one per instance
+// (payments.NewGuarded with the instance's configuration), one per instance
 // as one per function instance in the cloud.
 func (w *world) provider(cfg config.PaymentSettings, now func() time.Time, n uint64) payments.Provider {
-	policy := payments.NewPolicy(payments.PolicyConfig{
-		Name: "payment", MaxConcurrent: cfg.MaxConcurrent, AttemptTimeout: cfg.Timeout,
-		Breaker: resilience.BreakerConfig{FailureThreshold: cfg.BreakerThreshold, OpenTimeout: cfg.BreakerOpenFor, Now: now},
-		Backoff: resilience.Backoff{Base: 100 * time.Millisecond, Cap: 2 * time.Second, Rand: resilience.NewRand(w.opts.Seed + 3 + 16*n)},
-		Sleep: func(ctx context.Context, d time.Duration) error {
-			w.clock.Advance(d)
-			return ctx.Err()
-		},
-		OnAttempt: func(ev resilience.AttemptEvent) {
-			if ev.Result == resilience.ResultRetry {
-				w.retries.add("payment_call_retried", 1)
-			}
-		},
-	})
-	return payments.NewGuardedProvider(
-		&truthProvider{sim: w.sim, in: w.in, f: &w.faults, faults: w.faultsN, fx: w.fx}, policy)
+	g, err := payments.NewGuarded(payments.GuardedConfig{
+		Provider: &truthProvider{sim: w.sim, in: w.in, f: &w.faults, faults: w.faultsN, fx: w.fx},
+		Policy: payments.PolicyConfig{
+			Name: "payment", MaxConcurrent: cfg.MaxConcurrent, AttemptTimeout: cfg.Timeout,
+			Breaker: resilience.BreakerConfig{FailureThreshold: cfg.BreakerThreshold, OpenTimeout: cfg.BreakerOpenFor, Now: now},
+			Backoff: resilience.Backoff{Base: 100 * time.Millisecond, Cap: 2 * time.Second, Rand: resilience.NewRand(w.opts.Seed + 3 + 16*n)},
+			Sleep: func(ctx context.Context, d time.Duration) error {
+				w.clock.Advance(d)
+				return ctx.Err()
+			},
+			OnAttempt: func(ev resilience.AttemptEvent) {
+				if ev.Result == resilience.ResultRetry {
+					w.retries.add("payment_call_retried", 1)
+				}
+			},
+		}})
+	if err != nil {
+		// cfg passed config.Validate, which refuses every value NewGuarded
+		// refuses: an error here is a bug in the harness.
+		panic(err)
+	}
+	return g
 }
 
 // providerLatency is the simulator's Sleep: a call takes a random share of

@@ -188,6 +188,6 @@ func (w *world) runRecovery(ctx context.Context, a *app.App) {
 		return
 	}
 	if rep, ok := out.(handlers.RecoveryReport); ok {
-		w.retries.add("recovery_redrive", rep.Redriven)
+		w.retries.add("recovery_resend", rep.Resent)
 	}
 }

@@ -173,12 +173,12 @@ func (w *world) build(ctx context.Context, path string) error {
 	}
 	w.logger = slog.New(slog.NewJSONHandler(logOut, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	var err error
-	if w.sqlite, err = sqlitestore.Open(ctx, path, sqlitestore.Options{Now: w.clock.Now}); err != nil {
+	if w.sqlite, err = sqlitestore.Open(ctx, path, sqlitestore.Config{Now: w.clock.Now}); err != nil {
 		return fmt.Errorf("chaos: open store: %w", err)
 	}
 	// The queue shares the store's writer connection, as app.New wires it
 	// for one file.
-	q, err := sqlitequeue.New(w.sqlite.DB(), sqlitequeue.WithClock(w.clock.Now), sqlitequeue.WithIDs(counter("m")))
+	q, err := sqlitequeue.New(w.sqlite.DB(), sqlitequeue.Config{Now: w.clock.Now, NewID: counter("m")})
 	if err != nil {
 		return fmt.Errorf("chaos: open queue: %w", err)
 	}

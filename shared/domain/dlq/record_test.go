@@ -17,7 +17,7 @@ var t0 = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
 func openStore(t *testing.T) store.Store {
 	t.Helper()
-	s, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "dlq.db"), sqlitestore.Options{})
+	s, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "dlq.db"), sqlitestore.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 	"unicode/utf8"
 
 	"ordersaga/shared/domain/apperr"
-	"ordersaga/shared/kit/textrule"
+	"ordersaga/shared/kit/text"
 )
 
 // TTL is how long a completed key is honoured.
@@ -65,9 +65,9 @@ func ValidateKey(key string) error {
 		return apperr.New(apperr.Invalid, "the Idempotency-Key header must be at most %d characters", MaxKeyLen)
 	case strings.TrimSpace(key) != key:
 		return apperr.New(apperr.Invalid, "the Idempotency-Key header must not start or end with spaces")
-	case !textrule.Valid(key):
-		return apperr.New(apperr.Invalid, "the Idempotency-Key header %s", textrule.Problem(key))
-	case !textrule.Printable(key):
+	case !text.Valid(key):
+		return apperr.New(apperr.Invalid, "the Idempotency-Key header %s", text.Problem(key))
+	case !text.Printable(key):
 		return apperr.New(apperr.Invalid, "the Idempotency-Key header must not contain control characters")
 	}
 	return nil

@@ -45,8 +45,8 @@ const (
 	// SagaMessages counts saga command messages by what the advancer did
 	// {result: processed|stale|busy|unknown|finished|duplicate|error|...}.
 	SagaMessages = "saga_messages_total"
-	// RecoveryRedriven counts stuck sagas re-enqueued by the recovery job.
-	RecoveryRedriven = "recovery_redriven_total"
+	// RecoveryResent counts stuck sagas re-enqueued by the recovery job.
+	RecoveryResent = "recovery_resent_total"
 	// Reconciled counts orders whose diverged status the reconciler repaired.
 	Reconciled = "reconciled_total"
 	// MetricsUnknown counts Recorder calls with a name not in the Catalog.
@@ -132,7 +132,7 @@ var Catalog = []Def{
 		Help: "Dead-letter redrive actions by outcome."},
 	{Name: SagaMessages, Kind: Counter, Labels: []string{"result"},
 		Help: "Saga command messages by what the advancer did with them."},
-	{Name: RecoveryRedriven, Kind: Counter,
+	{Name: RecoveryResent, Kind: Counter,
 		Help: "Stuck sagas re-enqueued by recovery."},
 	{Name: Reconciled, Kind: Counter,
 		Help: "Orders whose diverged status was repaired by reconciliation."},

@@ -87,7 +87,7 @@ func TestCatalogHasTheRequiredSet(t *testing.T) {
 		"bulkhead_rejections_total":     {"dependency"},
 		"redrive_actions_total":         {"action", "outcome"},
 		"saga_messages_total":           {"result"},
-		"recovery_redriven_total":       nil,
+		"recovery_resent_total":         nil,
 		"reconciled_total":              nil,
 	}
 	for name, labels := range want {

@@ -13,7 +13,7 @@ import (
 
 	"ordersaga/shared/domain/apperr"
 	"ordersaga/shared/kit/jsonstrict"
-	"ordersaga/shared/kit/textrule"
+	"ordersaga/shared/kit/text"
 )
 
 // Limits of an order request. They bound the work one request can cause and
@@ -147,9 +147,9 @@ func (r Request) Validate() error {
 		add("/customer_id", "is required")
 	case utf8.RuneCountInString(r.CustomerID) > MaxCustomerIDLen:
 		add("/customer_id", "must be at most %d characters", MaxCustomerIDLen)
-	case !textrule.Valid(r.CustomerID):
-		add("/customer_id", "%s", textrule.Problem(r.CustomerID))
-	case !textrule.Printable(r.CustomerID):
+	case !text.Valid(r.CustomerID):
+		add("/customer_id", "%s", text.Problem(r.CustomerID))
+	case !text.Printable(r.CustomerID):
 		add("/customer_id", "must not contain control characters")
 	}
 	if !ValidCurrency(r.Currency) {

@@ -1,5 +1,5 @@
 // Package outboxwrite is the one outbox write path every writer uses (the
-// order service, the advancer, recovery's re-drive and reconcile): it
+// order service, the advancer, recovery's resend and reconcile): it
 // writes new outbox rows in the writer's store transaction — publishing
 // them inside it where the queue can (the embedded queue sharing the
 // SQLite file), inserting the rows otherwise (YDB with Message Queue) —

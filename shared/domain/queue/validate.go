@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"ordersaga/shared/domain/apperr"
-	"ordersaga/shared/kit/textrule"
+	"ordersaga/shared/kit/text"
 )
 
 // maxEntryID is the longest batch entry id.
@@ -195,4 +195,4 @@ func isAlnum(c byte) bool {
 // validText reports whether s is valid UTF-8 made only of the characters SQS
 // accepts in bodies and attribute values: the one text rule (package
 // textrule), the same predicate the API boundary validates against.
-func validText(s string) bool { return textrule.Valid(s) }
+func validText(s string) bool { return text.Valid(s) }

@@ -47,21 +47,21 @@ type Data struct {
 	// Epoch is the generation of the saga's token: a dead-letter redrive
 	// bumps it, so every saga.advance message written before is stale.
 	Epoch int `json:"epoch,omitempty"`
-	// Redrives counts recovery re-drives since the saga last moved whose
+	// Resends counts recovery resends since the saga last moved whose
 	// previous command was consumed (an advancer wrote the saga after it:
 	// took its lease, released it); recovery fails the saga at its bound.
-	// Every transition resets it (ResetRedrives), as the fields below.
-	Redrives int `json:"redrives,omitempty"`
-	// RedriveVersion is the saga's version as recovery's last re-drive wrote
+	// Every transition resets it (ResetResends), as the fields below.
+	Resends int `json:"redrives,omitempty"`
+	// ResendVersion is the saga's version as recovery's last resend wrote
 	// it: a saga still at this version has not been touched by an advancer
-	// since, so that re-drive's command is still waiting (or lost).
-	RedriveVersion int64 `json:"redrive_version,omitempty"`
-	// UnconsumedRedrives counts re-drives in a row whose previous command
+	// since, so that resend's command is still waiting (or lost).
+	ResendVersion int64 `json:"redrive_version,omitempty"`
+	// UnconsumedResends counts resends in a row whose previous command
 	// was not consumed: each doubles the time before the next one (a
 	// backlogged queue gets few duplicates). WaitingSinceUnixMilli is when
 	// the first command of that row became due: recovery's bound on a lost
 	// command is measured from it.
-	UnconsumedRedrives    int   `json:"unconsumed_redrives,omitempty"`
+	UnconsumedResends     int   `json:"unconsumed_redrives,omitempty"`
 	WaitingSinceUnixMilli int64 `json:"waiting_since_ms,omitempty"`
 	// Waits counts the attempts of the current step that met a dependency
 	// that is down (refused by its open circuit breaker, or failed with the
@@ -83,10 +83,10 @@ type Data struct {
 	LogSeq int `json:"log_seq,omitempty"`
 }
 
-// ResetRedrives starts recovery's counts again: the saga moved, or an
+// ResetResends starts recovery's counts again: the saga moved, or an
 // operator redrove it.
-func (d *Data) ResetRedrives() {
-	d.Redrives, d.RedriveVersion, d.UnconsumedRedrives, d.WaitingSinceUnixMilli = 0, 0, 0, 0
+func (d *Data) ResetResends() {
+	d.Resends, d.ResendVersion, d.UnconsumedResends, d.WaitingSinceUnixMilli = 0, 0, 0, 0
 }
 
 // GaveUp is a compensation that gave up (Data.GaveUp).

@@ -10,13 +10,16 @@ import "time"
 // redrive); they keep the fields that belong together consistent.
 
 // Lease gives the saga's lease to owner until until, for an advancer about
-// to run its step; a pending saga starts running.
+// to run its step; a pending saga starts running (at now). A lease alone
+// is no step change: UpdatedAt (which the stores' time indexes hold) moves
+// only when the state does, as when a lease is released, so the write
+// rewrites no index entry.
 func (i *Instance) Lease(owner string, until, now time.Time) {
 	i.LeaseOwner, i.LeaseUntil = owner, until
 	if i.State == StatePending {
-		i.State = StateRunning
+		i.State, i.UpdatedAt = StateRunning, now
 	}
-	i.UpdatedAt, i.Version = now, i.Version+1
+	i.Version++
 }
 
 // ReleaseLease frees the saga's lease (an advancer whose save failed), so
@@ -39,7 +42,7 @@ func (i *Instance) KeepLease(owner string, until time.Time) {
 func (i *Instance) Moved(lastErr string, now time.Time) {
 	i.LeaseOwner, i.LeaseUntil = "", time.Time{}
 	i.UpdatedAt, i.NextAttemptAt, i.Version = now, now, i.Version+1
-	i.Data.ResetRedrives()
+	i.Data.ResetResends()
 	if lastErr != "" {
 		i.LastError = lastErr
 	}
@@ -101,13 +104,13 @@ func (i *Instance) FailAt(step, attempts int, lastErr string, now time.Time) {
 	i.LastError = lastErr
 }
 
-// Redriven records recovery's re-drive of a stuck saga at now: a lapsed
-// lease is abandoned, the saga is due again at next, and RedriveVersion
+// Redriven records recovery's resend of a stuck saga at now: a lapsed
+// lease is abandoned, the saga is due again at next, and ResendVersion
 // remembers this write (an advancer that touches the saga moves it on).
-func (i *Instance) Redriven(next, now time.Time) {
+func (i *Instance) Resent(next, now time.Time) {
 	i.LeaseOwner, i.LeaseUntil = "", time.Time{}
 	i.UpdatedAt, i.NextAttemptAt, i.Version = now, next, i.Version+1
-	i.Data.RedriveVersion = i.Version
+	i.Data.ResendVersion = i.Version
 }
 
 // Abandon ends a saga that recovery could not make advance: it fails where
@@ -125,7 +128,7 @@ func (i *Instance) Abandon(reason string, now time.Time) {
 func (i *Instance) Resume(now time.Time) {
 	i.State, i.Attempts, i.NextAttemptAt = StateCompensating, 0, now
 	i.Data.Epoch, i.Data.Waits = i.Data.Epoch+1, 0
-	i.Data.ResetRedrives()
+	i.Data.ResetResends()
 	i.LeaseOwner, i.LeaseUntil, i.FinishedAt = "", time.Time{}, time.Time{}
 	i.UpdatedAt, i.Version = now, i.Version+1
 }

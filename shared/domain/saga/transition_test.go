@@ -13,7 +13,7 @@ func leased() Instance {
 	since := t0.Add(-time.Minute)
 	return Instance{ID: "s", State: StateRunning, Step: 1, Attempts: 3, LeaseOwner: "adv", LeaseUntil: t0.Add(time.Minute),
 		NextAttemptAt: t0.Add(-time.Second), UpdatedAt: t0.Add(-time.Second), Version: 7,
-		Data: Data{Redrives: 2, RedriveVersion: 5, UnconsumedRedrives: 1, WaitingSinceUnixMilli: 99, Waits: 2, OutageSince: &since}}
+		Data: Data{Resends: 2, ResendVersion: 5, UnconsumedResends: 1, WaitingSinceUnixMilli: 99, Waits: 2, OutageSince: &since}}
 }
 
 func TestEveryTransitionIsOneVersion(t *testing.T) {
@@ -22,7 +22,7 @@ func TestEveryTransitionIsOneVersion(t *testing.T) {
 		"Lease":        func(i *Instance) { i.Lease("a", now.Add(time.Minute), now) },
 		"ReleaseLease": func(i *Instance) { i.ReleaseLease() },
 		"Moved":        func(i *Instance) { i.Moved("", now) },
-		"Redriven":     func(i *Instance) { i.Redriven(now, now) },
+		"Resent":       func(i *Instance) { i.Resent(now, now) },
 		"Abandon":      func(i *Instance) { i.Abandon("stuck", now) },
 		"Resume":       func(i *Instance) { i.Resume(now) },
 	} {
@@ -69,7 +69,7 @@ func TestMovedClearsLeaseAndRecoveryCounts(t *testing.T) {
 	if i.LeaseOwner != "" || !i.LeaseUntil.IsZero() || !i.NextAttemptAt.Equal(t0) || !i.UpdatedAt.Equal(t0) {
 		t.Fatalf("moved: %+v", i)
 	}
-	if d := i.Data; d.Redrives != 0 || d.RedriveVersion != 0 || d.UnconsumedRedrives != 0 || d.WaitingSinceUnixMilli != 0 {
+	if d := i.Data; d.Resends != 0 || d.ResendVersion != 0 || d.UnconsumedResends != 0 || d.WaitingSinceUnixMilli != 0 {
 		t.Fatalf("recovery counts kept: %+v", d)
 	}
 	if i.LastError != "old" || i.Data.Waits != 2 || i.Data.OutageSince == nil {
@@ -147,7 +147,7 @@ func TestCompensateFailAbandonResume(t *testing.T) {
 	a.Data.Epoch = 3
 	a.Resume(t0.Add(time.Hour))
 	if a.State != StateCompensating || a.Step != 1 || a.Attempts != 0 || a.Data.Epoch != 4 || a.Data.Waits != 0 ||
-		!a.FinishedAt.IsZero() || a.Data.Redrives != 0 || !a.NextAttemptAt.Equal(t0.Add(time.Hour)) {
+		!a.FinishedAt.IsZero() || a.Data.Resends != 0 || !a.NextAttemptAt.Equal(t0.Add(time.Hour)) {
 		t.Fatalf("resumed: %+v", a)
 	}
 }
@@ -155,11 +155,11 @@ func TestCompensateFailAbandonResume(t *testing.T) {
 func TestRedrivenRemembersItsWrite(t *testing.T) {
 	i := leased()
 	next := t0.Add(8 * time.Minute)
-	i.Redriven(next, t0)
-	if i.LeaseOwner != "" || !i.NextAttemptAt.Equal(next) || !i.UpdatedAt.Equal(t0) || i.Data.RedriveVersion != i.Version {
+	i.Resent(next, t0)
+	if i.LeaseOwner != "" || !i.NextAttemptAt.Equal(next) || !i.UpdatedAt.Equal(t0) || i.Data.ResendVersion != i.Version {
 		t.Fatalf("redriven: %+v", i)
 	}
-	if i.Data.Redrives != 2 || i.Data.UnconsumedRedrives != 1 {
+	if i.Data.Resends != 2 || i.Data.UnconsumedResends != 1 {
 		t.Fatalf("Redriven changed recovery's counts, which recovery decides: %+v", i.Data)
 	}
 }

@@ -109,11 +109,11 @@ type SagaSettings struct {
 type RecoverySettings struct {
 	BatchSize  int           // RECOVERY_BATCH_SIZE
 	StuckAfter time.Duration // RECOVERY_STUCK_AFTER
-	// MaxRedrives: re-drives of a saga that does not move before recovery
-	// fails it with a dead letter (RECOVERY_MAX_REDRIVES).
-	MaxRedrives int
+	// MaxResends: resends of a saga that does not move before recovery
+	// fails it with a dead letter (RECOVERY_MAX_RESENDS).
+	MaxResends int
 	// MaxWait: how long a saga's command may stay unconsumed (through
-	// re-drives not consumed either) before recovery fails the saga with a
+	// resends not consumed either) before recovery fails the saga with a
 	// dead letter; keep it at the saga commands queue's message retention
 	// (RECOVERY_MAX_WAIT).
 	MaxWait time.Duration
@@ -146,18 +146,18 @@ type Monitoring struct {
 
 // Defaults of the saga advancer and recovery (SAGA_LEASE, SAGA_BACKOFF_BASE,
 // SAGA_BACKOFF_CAP, INBOX_TTL, RECOVERY_BATCH_SIZE, RECOVERY_STUCK_AFTER,
-// RECOVERY_MAX_REDRIVES, RECOVERY_MAX_WAIT). Default uses them, and package orchestrator's
+// RECOVERY_MAX_RESENDS, RECOVERY_MAX_WAIT). Default uses them, and package orchestrator's
 // defaults (orchestrator.DefaultLease, ...) are these constants, so the
 // configuration and a component built without it never disagree.
 const (
-	DefaultSagaLease           = 30 * time.Second
-	DefaultSagaBackoffBase     = 500 * time.Millisecond
-	DefaultSagaBackoffCap      = time.Minute
-	DefaultInboxTTL            = 7 * 24 * time.Hour
-	DefaultRecoveryBatchSize   = 100
-	DefaultRecoveryStuckAfter  = 30 * time.Second
-	DefaultRecoveryMaxRedrives = 20
-	DefaultRecoveryMaxWait     = 96 * time.Hour // the saga commands queue's message_retention_seconds
+	DefaultSagaLease          = 30 * time.Second
+	DefaultSagaBackoffBase    = 500 * time.Millisecond
+	DefaultSagaBackoffCap     = time.Minute
+	DefaultInboxTTL           = 7 * 24 * time.Hour
+	DefaultRecoveryBatchSize  = 100
+	DefaultRecoveryStuckAfter = 30 * time.Second
+	DefaultRecoveryMaxResends = 20
+	DefaultRecoveryMaxWait    = 96 * time.Hour // the saga commands queue's message_retention_seconds
 )
 
 // Default returns the local-development configuration.
@@ -177,7 +177,7 @@ func Default() Config {
 			BackoffBase: DefaultRelayBackoffBase, BackoffCap: DefaultRelayBackoffCap, Shards: DefaultShards,
 			Budget: DefaultRelayBudget, Retention: DefaultOutboxRetention, SendConcurrency: DefaultRelaySendConcurrency},
 		Saga:     SagaSettings{Lease: DefaultSagaLease, BackoffBase: DefaultSagaBackoffBase, BackoffCap: DefaultSagaBackoffCap, InboxTTL: DefaultInboxTTL, BatchConcurrency: DefaultSagaBatchConcurrency},
-		Recovery: RecoverySettings{BatchSize: DefaultRecoveryBatchSize, StuckAfter: DefaultRecoveryStuckAfter, MaxRedrives: DefaultRecoveryMaxRedrives, MaxWait: DefaultRecoveryMaxWait},
+		Recovery: RecoverySettings{BatchSize: DefaultRecoveryBatchSize, StuckAfter: DefaultRecoveryStuckAfter, MaxResends: DefaultRecoveryMaxResends, MaxWait: DefaultRecoveryMaxWait},
 		Redrive:  RedriveSettings{MaxPerCall: DefaultRedriveMaxPerCall, LoopLimit: DefaultRedriveLoopLimit, MaxRate: DefaultRedriveMaxRate},
 		Payment: PaymentSettings{Timeout: DefaultPaymentTimeout, MaxConcurrent: DefaultPaymentMaxConcurrent,
 			BreakerThreshold: DefaultPaymentBreakerThreshold, BreakerOpenFor: DefaultPaymentBreakerOpenFor, DeclineAbove: 1_000_000},
@@ -225,7 +225,7 @@ func Load(getenv Getenv) (Config, error) {
 	r.int("SAGA_BATCH_CONCURRENCY", &c.Saga.BatchConcurrency)
 	r.int("RECOVERY_BATCH_SIZE", &c.Recovery.BatchSize)
 	r.dur("RECOVERY_STUCK_AFTER", &c.Recovery.StuckAfter)
-	r.int("RECOVERY_MAX_REDRIVES", &c.Recovery.MaxRedrives)
+	r.int("RECOVERY_MAX_RESENDS", &c.Recovery.MaxResends)
 	r.dur("RECOVERY_MAX_WAIT", &c.Recovery.MaxWait)
 	r.int("REDRIVE_MAX", &c.Redrive.MaxPerCall)
 	r.int("REDRIVE_LOOP_LIMIT", &c.Redrive.LoopLimit)
@@ -330,7 +330,7 @@ func (c Config) validateLimits(bad complaint) {
 	positive("RELAY_MAX_ATTEMPTS", c.Relay.MaxAttempts)
 	positive("OUTBOX_SHARDS", c.Relay.Shards)
 	positive("RECOVERY_BATCH_SIZE", c.Recovery.BatchSize)
-	positive("RECOVERY_MAX_REDRIVES", c.Recovery.MaxRedrives)
+	positive("RECOVERY_MAX_RESENDS", c.Recovery.MaxResends)
 	positive("REDRIVE_MAX", c.Redrive.MaxPerCall)
 	positive("REDRIVE_LOOP_LIMIT", c.Redrive.LoopLimit)
 	positive("REDRIVE_MAX_RATE", c.Redrive.MaxRate)

@@ -45,7 +45,7 @@ func TestInvalidConfigurationNamesTheVariable(t *testing.T) {
 		"RELAY_BATCH_SIZE":         {"RELAY_BATCH_SIZE": "lots"},
 		"RELAY_BATCH_SIZE must be": {"RELAY_BATCH_SIZE": "0"},
 		"SAGA_LEASE":               {"SAGA_LEASE": "forever"},
-		"RECOVERY_MAX_REDRIVES":    {"RECOVERY_MAX_REDRIVES": "0"},
+		"RECOVERY_MAX_RESENDS":     {"RECOVERY_MAX_RESENDS": "0"},
 		"RECOVERY_MAX_WAIT":        {"RECOVERY_MAX_WAIT": "0s"},
 		"RECOVERY_MAX_WAIT form":   {"RECOVERY_MAX_WAIT": "4 days"},
 		"PAYMENT_FAILURE_RATE":     {"PAYMENT_FAILURE_RATE": "2"},

@@ -16,9 +16,12 @@ const maxDuration = time.Duration(math.MaxInt64)
 // The zero value yields no delay at all. A Backoff is a value type and is
 // safe for concurrent use if its Rand is.
 type Backoff struct {
-	// Base is the ceiling of the first retry's delay (n = 0). Base <= 0 means no delay.
+	// Base is the ceiling of the first retry's delay (n = 0). Zero means no
+	// delay. A negative Base is refused by the Validate of the Config or
+	// Retry holding the Backoff (and counts as zero here).
 	Base time.Duration
-	// Cap bounds every ceiling. Cap <= 0 means no cap other than the largest Duration.
+	// Cap bounds every ceiling. Zero means no cap other than the largest
+	// Duration; negative as for Base.
 	Cap time.Duration
 	// Rand returns a uniform sample in [0, 1). Nil uses math/rand/v2's global
 	// source. Use [NewRand] for a seeded, concurrency-safe source in tests.

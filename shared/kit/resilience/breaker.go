@@ -1,6 +1,7 @@
 package resilience
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"ordersaga/shared/domain/apperr"
+	"ordersaga/shared/kit/validate"
 )
 
 // State is a circuit breaker state.
@@ -105,16 +107,19 @@ const (
 	DefaultSuccessesToClose = 2
 )
 
-// BreakerConfig configures a [Breaker]. Zero fields take defaults.
+// BreakerConfig configures a [Breaker] (NewBreaker). Zero fields take the
+// defaults named; negative ones are refused.
 type BreakerConfig struct {
+	// Name names the dependency in errors, log lines and the hooks.
+	Name string
 	// FailureThreshold is the number of consecutive failures (in Closed) that
-	// opens the breaker; <= 0 means DefaultFailureThreshold.
+	// opens the breaker (default DefaultFailureThreshold).
 	FailureThreshold int
-	// OpenTimeout is how long the breaker stays Open before allowing a probe;
-	// <= 0 means DefaultOpenTimeout.
+	// OpenTimeout is how long the breaker stays Open before allowing a probe
+	// (default DefaultOpenTimeout).
 	OpenTimeout time.Duration
 	// SuccessesToClose is the number of consecutive successful Half-Open
-	// probes that closes the breaker; <= 0 means DefaultSuccessesToClose.
+	// probes that closes the breaker (default DefaultSuccessesToClose).
 	SuccessesToClose int
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
@@ -165,28 +170,43 @@ type Breaker struct {
 	openedAt  time.Time
 }
 
-// NewBreaker returns a Closed breaker named name (used in errors and the hook).
-func NewBreaker(name string, cfg BreakerConfig) *Breaker {
-	if cfg.FailureThreshold <= 0 {
-		cfg.FailureThreshold = DefaultFailureThreshold
+// NewBreaker returns a Closed breaker with cfg's zero fields set to their
+// defaults, and calls cfg.OnInit. It fails (apperr.Invalid, naming the
+// fields; see BreakerConfig.Validate) on a negative setting.
+func NewBreaker(cfg BreakerConfig) (*Breaker, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
-	if cfg.OpenTimeout <= 0 {
-		cfg.OpenTimeout = DefaultOpenTimeout
-	}
-	if cfg.SuccessesToClose <= 0 {
-		cfg.SuccessesToClose = DefaultSuccessesToClose
-	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
-	}
-	if cfg.IsFailure == nil {
-		cfg.IsFailure = DefaultIsFailure
-	}
-	b := &Breaker{name: name, cfg: cfg}
+	cfg.setDefaults()
+	b := &Breaker{name: cfg.Name, cfg: cfg}
 	if cfg.OnInit != nil {
-		cfg.OnInit(name, StateClosed)
+		cfg.OnInit(cfg.Name, StateClosed)
 	}
-	return b
+	return b, nil
+}
+
+// Validate reports what NewBreaker would refuse: a negative
+// FailureThreshold, OpenTimeout or SuccessesToClose. Errors are
+// apperr.Invalid and name the fields.
+func (c BreakerConfig) Validate() error {
+	var p validate.Problems
+	validate.NotNegative(&p, "FailureThreshold", c.FailureThreshold)
+	validate.NotNegative(&p, "OpenTimeout", c.OpenTimeout)
+	validate.NotNegative(&p, "SuccessesToClose", c.SuccessesToClose)
+	return p.Err("resilience.NewBreaker")
+}
+
+// setDefaults gives each zero field of c its documented default.
+func (c *BreakerConfig) setDefaults() {
+	c.FailureThreshold = cmp.Or(c.FailureThreshold, DefaultFailureThreshold)
+	c.OpenTimeout = cmp.Or(c.OpenTimeout, DefaultOpenTimeout)
+	c.SuccessesToClose = cmp.Or(c.SuccessesToClose, DefaultSuccessesToClose)
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.IsFailure == nil {
+		c.IsFailure = DefaultIsFailure
+	}
 }
 
 // Name returns the breaker's name.

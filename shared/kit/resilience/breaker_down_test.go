@@ -15,7 +15,7 @@ import (
 func TestExecuteMarksFailuresThatLeaveTheBreakerOpen(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	now := t0
-	b := NewBreaker("dep", BreakerConfig{FailureThreshold: 3, OpenTimeout: 10 * time.Second, SuccessesToClose: 1,
+	b := mustBreaker(t, BreakerConfig{Name: "dep", FailureThreshold: 3, OpenTimeout: 10 * time.Second, SuccessesToClose: 1,
 		Now: func() time.Time { return now }})
 	boom := apperr.New(apperr.Transient, "provider unavailable")
 	fail := func(context.Context) error { return boom }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -52,7 +53,32 @@ func newTestBreaker(cfg BreakerConfig) (*Breaker, *fakeClock, *[]transition) {
 		log = append(log, transition{from, to})
 		mu.Unlock()
 	}
-	return NewBreaker("dep", cfg), clock, &log
+	cfg.Name = "dep"
+	b, err := NewBreaker(cfg)
+	if err != nil {
+		panic(err)
+	}
+	return b, clock, &log
+}
+
+// mustBreaker returns NewBreaker(cfg) or fails t.
+func mustBreaker(t *testing.T, cfg BreakerConfig) *Breaker {
+	t.Helper()
+	b, err := NewBreaker(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// mustBulkhead returns NewBulkhead(cfg) or fails t.
+func mustBulkhead(t *testing.T, cfg BulkheadConfig) *Bulkhead {
+	t.Helper()
+	b, err := NewBulkhead(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 func ok(context.Context) error   { return nil }
@@ -299,7 +325,7 @@ func TestBreakerCallerCancellationIsNeutral(t *testing.T) {
 }
 
 func TestBreakerDefaults(t *testing.T) {
-	b := NewBreaker("d", BreakerConfig{})
+	b := mustBreaker(t, BreakerConfig{Name: "d"})
 	for i := 0; i < DefaultFailureThreshold-1; i++ {
 		_ = b.Execute(context.Background(), fail)
 	}
@@ -351,5 +377,43 @@ func TestBreakerAnnouncesItselfAndLogsTransitions(t *testing.T) {
 		if m["level"] != "WARN" || m["dependency"] != "dep" || m["from"] != want[i][0] || m["to"] != want[i][1] {
 			t.Errorf("line %d = %v, want WARN dep %s→%s", i, m, want[i][0], want[i][1])
 		}
+	}
+}
+
+// Zero settings take the defaults (TestBreakerDefaults, and the bulkhead's
+// in TestBulkheadReturnsFnErrorAndSurvivesPanic); negative ones are refused
+// with an error naming the field.
+func TestConstructorsRefuseNegativeSettings(t *testing.T) {
+	cases := []struct {
+		name string
+		new  func() error
+		want string
+	}{
+		{"breaker FailureThreshold", func() error { _, err := NewBreaker(BreakerConfig{FailureThreshold: -1}); return err },
+			"FailureThreshold must not be negative (got -1)"},
+		{"breaker OpenTimeout", func() error { _, err := NewBreaker(BreakerConfig{OpenTimeout: -time.Second}); return err },
+			"OpenTimeout must not be negative (got -1s)"},
+		{"breaker SuccessesToClose", func() error { _, err := NewBreaker(BreakerConfig{SuccessesToClose: -1}); return err },
+			"SuccessesToClose must not be negative (got -1)"},
+		{"bulkhead Limit", func() error { _, err := NewBulkhead(BulkheadConfig{Limit: -1}); return err },
+			"Limit must not be negative (got -1)"},
+		{"retry MaxAttempts", func() error { return (&Retry{MaxAttempts: -1}).Validate() }, "MaxAttempts must not be negative (got -1)"},
+		{"retry MaxDelay", func() error { return (&Retry{MaxDelay: -time.Second}).Validate() }, "MaxDelay must not be negative (got -1s)"},
+		{"retry Backoff.Base", func() error { return (&Retry{Backoff: Backoff{Base: -1}}).Validate() }, "Backoff.Base must not be negative"},
+		{"retry Backoff.Cap", func() error { return (&Retry{Backoff: Backoff{Cap: -1}}).Validate() }, "Backoff.Cap must not be negative"},
+		{"retry Do", func() error {
+			return (&Retry{MaxAttempts: -1}).Do(context.Background(), "op", func(context.Context) error { panic("called") })
+		}, "MaxAttempts must not be negative"},
+		{"policy AttemptTimeout", func() error {
+			return (&Policy{AttemptTimeout: -time.Second}).Call(context.Background(), "op", func(context.Context) error { panic("called") })
+		}, "AttemptTimeout must not be negative (got -1s)"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			err := tc.new()
+			if !apperr.Is(err, apperr.Invalid) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("err = %v; want Invalid containing %q", err, tc.want)
+			}
+		})
 	}
 }

@@ -29,9 +29,8 @@ func hold(t *testing.T, bh *Bulkhead) (release func() error) {
 }
 
 func TestBulkheadRejectsWhenFullAndFreesSlots(t *testing.T) {
-	bh := NewBulkhead("payment", 2)
 	var rejected []string
-	bh.OnReject = func(name string) { rejected = append(rejected, name) }
+	bh := mustBulkhead(t, BulkheadConfig{Name: "payment", Limit: 2, OnReject: func(name string) { rejected = append(rejected, name) }})
 
 	r1, r2 := hold(t, bh), hold(t, bh)
 	if got := bh.InFlight(); got != 2 {
@@ -67,7 +66,7 @@ func TestBulkheadRejectsWhenFullAndFreesSlots(t *testing.T) {
 }
 
 func TestBulkheadReturnsFnErrorAndSurvivesPanic(t *testing.T) {
-	bh := NewBulkhead("x", 0) // treated as 1
+	bh := mustBulkhead(t, BulkheadConfig{Name: "x"}) // DefaultBulkheadLimit
 	if bh.Limit() != 1 || bh.Name() != "x" {
 		t.Fatalf("Limit = %d, Name = %q; want 1, x", bh.Limit(), bh.Name())
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"ordersaga/shared/domain/apperr"
+	"ordersaga/shared/kit/validate"
 )
 
 // Policy composes the protections around one call to a dependency, always in
@@ -28,7 +29,8 @@ type Policy struct {
 	Breaker *Breaker
 	// Retry re-runs failed attempts; nil means a single attempt.
 	Retry *Retry
-	// AttemptTimeout bounds each attempt with context.WithTimeout; <= 0 means none.
+	// AttemptTimeout bounds each attempt with context.WithTimeout; zero means
+	// none, a negative one is refused (Validate).
 	AttemptTimeout time.Duration
 	// Fallback, if set, is called with the final error and its result returned instead.
 	Fallback func(ctx context.Context, err error) error
@@ -38,7 +40,13 @@ type Policy struct {
 // by the retry loop), a Transient ErrBulkheadFull / ErrOpen / attempt-timeout
 // error, or whatever Fallback returns for any of these. fn must honour its
 // ctx: the attempt timeout cancels the context, it does not abandon fn.
+//
+// A Policy that Validate refuses returns that error (Invalid) without
+// calling fn.
 func (p *Policy) Call(ctx context.Context, op string, fn func(ctx context.Context) error) error {
+	if p.AttemptTimeout < 0 {
+		return p.Validate()
+	}
 	call := fn
 	if p.AttemptTimeout > 0 {
 		call = withAttemptTimeout(op, p.AttemptTimeout, fn)
@@ -60,6 +68,20 @@ func (p *Policy) Call(ctx context.Context, op string, fn func(ctx context.Contex
 		return p.Fallback(ctx, err)
 	}
 	return err
+}
+
+// Validate reports a negative AttemptTimeout and what Retry.Validate
+// refuses. Errors are apperr.Invalid and name the fields.
+func (p *Policy) Validate() error {
+	var probs validate.Problems
+	validate.NotNegative(&probs, "AttemptTimeout", p.AttemptTimeout)
+	if err := probs.Err("resilience.Policy"); err != nil {
+		return err
+	}
+	if p.Retry != nil {
+		return p.Retry.Validate()
+	}
+	return nil
 }
 
 // withAttemptTimeout runs each attempt under its own deadline. When that

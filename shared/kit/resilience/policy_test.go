@@ -91,7 +91,7 @@ func TestPolicyAttemptTimeoutKeepsPermanentKinds(t *testing.T) {
 
 func TestPolicyBulkheadIsOutermost(t *testing.T) {
 	rec := &recorder{}
-	bh := NewBulkhead("dep", 1)
+	bh := mustBulkhead(t, BulkheadConfig{Name: "dep", Limit: 1})
 	b, _, _ := newTestBreaker(BreakerConfig{FailureThreshold: 1})
 	p := &Policy{Bulkhead: bh, Breaker: b, Retry: newTestRetry(rec)}
 

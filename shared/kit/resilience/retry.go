@@ -1,19 +1,21 @@
 package resilience
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"time"
 
 	"ordersaga/shared/domain/apperr"
+	"ordersaga/shared/kit/validate"
 )
 
 // Defaults used when the corresponding Retry field is zero.
 const (
-	// DefaultMaxAttempts is the attempt budget when Retry.MaxAttempts <= 0.
+	// DefaultMaxAttempts is the attempt budget when Retry.MaxAttempts is zero.
 	DefaultMaxAttempts = 3
-	// DefaultMaxDelay bounds any single wait when Retry.MaxDelay <= 0.
+	// DefaultMaxDelay bounds any single wait when Retry.MaxDelay is zero.
 	DefaultMaxDelay = 30 * time.Second
 )
 
@@ -58,18 +60,20 @@ type AttemptEvent struct {
 func (e AttemptEvent) Final() bool { return e.Result != ResultRetry }
 
 // Retry runs an operation up to MaxAttempts times, waiting a full-jitter
-// [Backoff] (or a longer server hint) between attempts. Zero fields take the
-// defaults documented on each. A Retry is safe for concurrent use when its
+// [Backoff] (or a longer server hint) between attempts. Its zero value is
+// ready to use: zero fields take the defaults documented on each, and a
+// negative one is refused (Validate; Do returns that error without calling
+// fn). A Retry is safe for concurrent use when its
 // hooks and Backoff.Rand are; do not mutate it while in use.
 //
 // In a [Policy] a Retry always sits inside the breaker, never around it.
 type Retry struct {
-	// MaxAttempts is the total number of attempts (first try included);
-	// <= 0 means DefaultMaxAttempts.
+	// MaxAttempts is the total number of attempts (first try included;
+	// default DefaultMaxAttempts).
 	MaxAttempts int
 	// Backoff computes the jittered wait before retry n (n = 0 after the first failure).
 	Backoff Backoff
-	// MaxDelay bounds every wait, including server hints; <= 0 means DefaultMaxDelay.
+	// MaxDelay bounds every wait, including server hints (default DefaultMaxDelay).
 	MaxDelay time.Duration
 	// Retryable decides whether an error may be retried; nil means DefaultRetryable.
 	Retryable func(error) bool
@@ -104,12 +108,14 @@ func SleepContext(ctx context.Context, d time.Duration) error {
 //   - when ctx ends, a Transient error wrapping both the last error (if any)
 //     and ctx.Err(); fn is not called again.
 //
-// Do is idempotent only as far as fn is: it calls fn again after failures.
+// A Retry that Validate refuses returns that error (Invalid) and never
+// calls fn. Do is idempotent only as far as fn is: it calls fn again after
+// failures.
 func (r *Retry) Do(ctx context.Context, op string, fn func(ctx context.Context) error) error {
-	maxAttempts := r.MaxAttempts
-	if maxAttempts <= 0 {
-		maxAttempts = DefaultMaxAttempts
+	if err := r.Validate(); err != nil {
+		return err
 	}
+	maxAttempts := cmp.Or(r.MaxAttempts, DefaultMaxAttempts)
 	retryable := r.Retryable
 	if retryable == nil {
 		retryable = DefaultRetryable
@@ -163,11 +169,19 @@ func (r *Retry) delay(n int, err error) time.Duration {
 	if errors.As(err, &h) {
 		d = max(d, h.RetryAfter())
 	}
-	maxDelay := r.MaxDelay
-	if maxDelay <= 0 {
-		maxDelay = DefaultMaxDelay
-	}
-	return min(d, maxDelay)
+	return min(d, cmp.Or(r.MaxDelay, DefaultMaxDelay))
+}
+
+// Validate reports a negative MaxAttempts, MaxDelay, Backoff.Base or
+// Backoff.Cap (zero means the default). Errors are apperr.Invalid and name
+// the fields.
+func (r *Retry) Validate() error {
+	var p validate.Problems
+	validate.NotNegative(&p, "MaxAttempts", r.MaxAttempts)
+	validate.NotNegative(&p, "MaxDelay", r.MaxDelay)
+	validate.NotNegative(&p, "Backoff.Base", r.Backoff.Base)
+	validate.NotNegative(&p, "Backoff.Cap", r.Backoff.Cap)
+	return p.Err("resilience.Retry")
 }
 
 // stopped reports and builds the error for a call cut short by its context.

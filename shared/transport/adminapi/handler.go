@@ -2,7 +2,7 @@
 // package redrive: list, show, retry, discard, bulk retry, soft delete and
 // the audit log. Every route needs an admin identity (401 without identity,
 // 403 for other callers); errors are RFC 9457 problem+json. The order API
-// mounts it through httpapi.Deps.Admin.
+// mounts it through httpapi.Config.Admin.
 package adminapi
 
 import (
@@ -13,6 +13,8 @@ import (
 
 	"ordersaga/shared/app/redrive"
 	"ordersaga/shared/domain/apperr"
+	"ordersaga/shared/kit/text"
+	"ordersaga/shared/kit/validate"
 	"ordersaga/shared/transport/httpapi"
 	"ordersaga/shared/transport/identity"
 )
@@ -38,11 +40,29 @@ type handler struct {
 
 type callerKey struct{}
 
-// NewHandler returns the admin API. Identity is resolved by auth before
+// Config configures the admin API (New).
+type Config struct {
+	// Redrive serves the dead-letter routes (required).
+	Redrive *redrive.Service
+	// Auth resolves the caller of every route (required).
+	Auth identity.Authenticator
+	// Stock, when set, adds the stock routes.
+	Stock StockAdmin
+	// Console, when set, serves the operator console at ConsolePath and
+	// below. It must authorize each request with Authorize (the same rule as
+	// every admin route) and change nothing through a cookie alone.
+	Console http.Handler
+}
+
+// New returns the admin API. Identity is resolved by cfg.Auth before
 // routing, so unauthenticated and non-admin callers learn nothing about the
-// routes. The audit actor of every change is the caller's subject.
-func NewHandler(svc *redrive.Service, auth identity.Authenticator, opts ...Option) http.Handler {
-	h := &handler{svc: svc, auth: auth, rt: &httpapi.Router{}}
+// routes. The audit actor of every change is the caller's subject. It fails
+// (apperr.Invalid, naming the fields) without Redrive or Auth.
+func New(cfg Config) (http.Handler, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	h := &handler{svc: cfg.Redrive, auth: cfg.Auth, rt: &httpapi.Router{}, console: cfg.Console}
 	h.rt.HandleFunc(RouteList, h.list)
 	h.rt.HandleFunc(RouteBulkRetry, h.bulkRetry)
 	h.rt.HandleFunc(RouteShow, h.show)
@@ -50,10 +70,23 @@ func NewHandler(svc *redrive.Service, auth identity.Authenticator, opts ...Optio
 	h.rt.HandleFunc(RouteRetry, h.retry)
 	h.rt.HandleFunc(RouteDiscard, h.discard)
 	h.rt.HandleFunc(RouteAudit, h.audit)
-	for _, o := range opts {
-		o(h)
+	if cfg.Stock != nil {
+		h.stock = cfg.Stock
+		h.rt.HandleFunc(RouteStockList, h.stockList)
+		h.rt.HandleFunc(RouteStockSet, h.stockSet)
+		h.rt.HandleFunc(RouteStockShards, h.stockShards)
+		h.rt.HandleFunc(RouteStockRebalance, h.stockRebalance)
 	}
-	return h
+	return h, nil
+}
+
+// Validate reports what New would refuse: a Config without Redrive or
+// Auth. Errors are apperr.Invalid and name the fields.
+func (c Config) Validate() error {
+	var p validate.Problems
+	p.Require(c.Redrive != nil, "Redrive")
+	p.Require(c.Auth != nil, "Auth")
+	return p.Err("adminapi.New")
 }
 
 // Authorize is the admin API's rule for every route: the caller auth
@@ -107,7 +140,7 @@ func actor(r *http.Request) string {
 func pathID(r *http.Request) (string, error) {
 	id := r.PathValue("id")
 	if !redrive.ValidID(id) {
-		return "", apperr.New(apperr.NotFound, "dead letter %q not found", truncate(id, 64))
+		return "", apperr.New(apperr.NotFound, "dead letter %q not found", text.Cut(id, 64))
 	}
 	return id, nil
 }
@@ -259,11 +292,4 @@ func (h *handler) run(r *http.Request, body map[string]json.RawMessage) (any, er
 func jsonOf(v any) json.RawMessage {
 	b, _ := json.Marshal(v) // strings and string slices always encode
 	return b
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n]
 }

@@ -37,11 +37,11 @@ func newEnv(t *testing.T) *env {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "admin.db")
 	now := func() time.Time { return t0 }
-	s, err := sqlitestore.Open(context.Background(), path, sqlitestore.Options{Now: now})
+	s, err := sqlitestore.Open(context.Background(), path, sqlitestore.Config{Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := sqlitequeue.Open(path, sqlitequeue.WithClock(now))
+	q, err := sqlitequeue.Open(path, sqlitequeue.Config{Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func newEnv(t *testing.T) *env {
 	}
 	tokens := identity.Tokens{"adm": {Subject: "alice", Role: identity.RoleAdmin}, "usr": {Subject: "bob", Role: identity.RoleUser}}
 	// Mounted the way the lead wires it: through the order API's handler.
-	e.srv = httpapi.NewHandler(httpapi.Deps{Auth: tokens, Log: log, Admin: adminapi.NewHandler(svc, tokens)})
+	e.srv = mustServe(t, httpapi.Config{Auth: tokens, Log: log}, adminapi.Config{Redrive: svc, Auth: tokens})
 	return e
 }
 

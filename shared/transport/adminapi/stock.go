@@ -33,29 +33,8 @@ type StockAdmin interface {
 	Rebalance(ctx context.Context, actor, sku string) (inventory.Stock, int64, error)
 }
 
-// Option configures the admin API.
-type Option func(*handler)
-
-// WithStock adds the stock routes.
-func WithStock(s StockAdmin) Option {
-	return func(h *handler) {
-		h.stock = s
-		h.rt.HandleFunc(RouteStockList, h.stockList)
-		h.rt.HandleFunc(RouteStockSet, h.stockSet)
-		h.rt.HandleFunc(RouteStockShards, h.stockShards)
-		h.rt.HandleFunc(RouteStockRebalance, h.stockRebalance)
-	}
-}
-
 // ConsolePath is where the operator console is mounted (package console).
 const ConsolePath = "/admin/console"
-
-// WithConsole serves the operator console at ConsolePath and below. The
-// console must authorize each request with Authorize (the same rule as
-// every admin route) and change nothing through a cookie alone.
-func WithConsole(console http.Handler) Option {
-	return func(h *handler) { h.console = console }
-}
 
 // StockView is one SKU's stock as the admin API shows it.
 type StockView struct {

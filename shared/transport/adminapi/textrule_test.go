@@ -25,11 +25,11 @@ func newStockEnv(t *testing.T) (*env, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "admin.db")
 	now := func() time.Time { return t0 }
-	s, err := sqlitestore.Open(context.Background(), path, sqlitestore.Options{Now: now})
+	s, err := sqlitestore.Open(context.Background(), path, sqlitestore.Config{Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := sqlitequeue.Open(path, sqlitequeue.WithClock(now))
+	q, err := sqlitequeue.Open(path, sqlitequeue.Config{Now: now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,7 +46,7 @@ func newStockEnv(t *testing.T) (*env, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.srv = httpapi.NewHandler(httpapi.Deps{Auth: tokens, Log: log, Admin: adminapi.NewHandler(svc, tokens, adminapi.WithStock(st))})
+	e.srv = mustServe(t, httpapi.Config{Auth: tokens, Log: log}, adminapi.Config{Redrive: svc, Auth: tokens, Stock: st})
 	return e, path
 }
 

@@ -34,6 +34,7 @@ import (
 	"ordersaga/shared/domain/apperr"
 	"ordersaga/shared/domain/inventory"
 	"ordersaga/shared/domain/store"
+	"ordersaga/shared/kit/validate"
 	"ordersaga/shared/transport/identity"
 )
 
@@ -68,8 +69,9 @@ type Breaker struct {
 	Since      time.Time
 }
 
-// Deps are the console's collaborators; all but Breakers are required.
-type Deps struct {
+// Config configures the console (New): its collaborators, all but
+// Breakers required.
+type Config struct {
 	// Authorize resolves an admin caller exactly as the admin API does
 	// (adminapi.Authorize): Unauthenticated or Forbidden otherwise.
 	Authorize func(r *http.Request) (identity.Identity, error)
@@ -84,8 +86,13 @@ type Deps struct {
 	SecureCookie bool
 }
 
+// Deps is the former name of Config.
+//
+// Deprecated: use Config.
+type Deps = Config
+
 type handler struct {
-	d     Deps
+	d     Config
 	pages map[string]*template.Template
 	rt    routes
 }
@@ -93,13 +100,37 @@ type handler struct {
 //go:embed templates/*.html static/console.css
 var assets embed.FS
 
-// NewHandler returns the console handler for Path and everything under it.
-func NewHandler(d Deps) http.Handler {
-	if d.Authorize == nil || d.Redrive == nil || d.Orders == nil || d.Stock == nil {
-		panic("console.NewHandler: Authorize, Redrive, Orders and Stock are required")
+// New returns the console handler for Path and everything under it. It
+// fails (apperr.Invalid, naming the fields) without Authorize, Redrive,
+// Orders or Stock.
+func New(cfg Config) (http.Handler, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
-	h := &handler{d: d, pages: parsePages()}
+	h := &handler{d: cfg, pages: parsePages()}
 	h.rt = h.routeTable()
+	return h, nil
+}
+
+// Validate reports what New would refuse: a missing Authorize, Redrive,
+// Orders or Stock. Errors are apperr.Invalid and name the fields.
+func (c Config) Validate() error {
+	var p validate.Problems
+	p.Require(c.Authorize != nil, "Authorize")
+	p.Require(c.Redrive != nil, "Redrive")
+	p.Require(c.Orders != nil, "Orders")
+	p.Require(c.Stock != nil, "Stock")
+	return p.Err("console.New")
+}
+
+// NewHandler is New, panicking where New fails.
+//
+// Deprecated: use New, which returns the error.
+func NewHandler(d Deps) http.Handler {
+	h, err := New(d)
+	if err != nil {
+		panic(err)
+	}
 	return h
 }
 

@@ -198,14 +198,14 @@ type orderData struct {
 
 // timelineRow is one event of a saga's timeline: a step-log line (a step,
 // a compensation, a retry, a breaker wait: outcome "waiting"), or
-// recovery's last re-drive, which only the saga row records.
+// recovery's last resend, which only the saga row records.
 type timelineRow struct {
 	saga.LogEntry
-	Redrive *orders.RedriveMark
+	Redrive *orders.ResendMark
 }
 
 // timeline lists the saga's step log in order with recovery's last
-// re-drive placed by its time: an exact one after every line at or before
+// resend placed by its time: an exact one after every line at or before
 // it, one known only to precede the row's last update before every line
 // at or after that time.
 func timeline(v *orders.SagaView) []timelineRow {
@@ -213,7 +213,7 @@ func timeline(v *orders.SagaView) []timelineRow {
 	for _, e := range v.History {
 		out = append(out, timelineRow{LogEntry: e})
 	}
-	m := v.LastRedrive
+	m := v.LastResend
 	if m == nil {
 		return out
 	}

@@ -20,7 +20,7 @@ func logLine(seq int, outcome saga.Outcome, at time.Duration) saga.LogEntry {
 }
 
 // rowKinds names the timeline's rows: the seq of a step-log line, "R" for
-// the re-drive.
+// the resend.
 func rowKinds(rows []timelineRow) string {
 	var b strings.Builder
 	for _, r := range rows {
@@ -34,7 +34,7 @@ func rowKinds(rows []timelineRow) string {
 }
 
 // TestTimelinePlacesTheRedriveInTime: every step-log line in order, and the
-// re-drive after the lines at or before its exact time, or, known only to
+// resend after the lines at or before its exact time, or, known only to
 // precede the row's last update, before the lines at or after that time.
 func TestTimelinePlacesTheRedriveInTime(t *testing.T) {
 	history := []saga.LogEntry{logLine(1, saga.OutcomeSucceeded, 0), logLine(2, saga.OutcomeWaiting, time.Minute),
@@ -42,19 +42,19 @@ func TestTimelinePlacesTheRedriveInTime(t *testing.T) {
 	cases := []struct {
 		name    string
 		history []saga.LogEntry
-		mark    *orders.RedriveMark
+		mark    *orders.ResendMark
 		want    string
 	}{
-		{"no re-drive", history, nil, "123"},
-		{"exact, between lines", history, &orders.RedriveMark{At: t0.Add(90 * time.Second), Exact: true}, "12R3"},
-		{"exact, at a line's time", history, &orders.RedriveMark{At: t0.Add(time.Minute), Exact: true}, "12R3"},
-		{"before, at a line's time", history, &orders.RedriveMark{At: t0.Add(time.Minute)}, "1R23"},
-		{"exact, after every line", history, &orders.RedriveMark{At: t0.Add(time.Hour), Exact: true}, "123R"},
-		{"no step yet", nil, &orders.RedriveMark{At: t0, Exact: true}, "R"},
+		{"no resend", history, nil, "123"},
+		{"exact, between lines", history, &orders.ResendMark{At: t0.Add(90 * time.Second), Exact: true}, "12R3"},
+		{"exact, at a line's time", history, &orders.ResendMark{At: t0.Add(time.Minute), Exact: true}, "12R3"},
+		{"before, at a line's time", history, &orders.ResendMark{At: t0.Add(time.Minute)}, "1R23"},
+		{"exact, after every line", history, &orders.ResendMark{At: t0.Add(time.Hour), Exact: true}, "123R"},
+		{"no step yet", nil, &orders.ResendMark{At: t0, Exact: true}, "R"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := rowKinds(timeline(&orders.SagaView{History: tc.history, LastRedrive: tc.mark}))
+			got := rowKinds(timeline(&orders.SagaView{History: tc.history, LastResend: tc.mark}))
 			if got != tc.want {
 				t.Errorf("timeline = %s, want %s", got, tc.want)
 			}
@@ -66,12 +66,12 @@ var timelineRowRE = regexp.MustCompile(`(?s)<tr class="([^"]*)"><td class="num">
 
 // TestOrderPageShowsWaitsAndRedriveAsEvents: the order page's timeline
 // renders breaker waits as rows of their own, marked, and recovery's
-// re-drive as a row at its time among them, and the counts with the last
-// re-drive's time.
+// resend as a row at its time among them, and the counts with the last
+// resend's time.
 func TestOrderPageShowsWaitsAndRedriveAsEvents(t *testing.T) {
 	sv := &orders.SagaView{ID: "s-1", State: saga.StateRunning, Step: "charge_payment", Attempts: 3,
 		History:      []saga.LogEntry{logLine(1, saga.OutcomeSucceeded, 0), logLine(2, saga.OutcomeWaiting, time.Minute), logLine(3, saga.OutcomeWaiting, 3*time.Minute)},
-		BreakerWaits: 2, RecoveryRedrives: 1, LastRedrive: &orders.RedriveMark{At: t0.Add(2 * time.Minute), Exact: true}}
+		BreakerWaits: 2, RecoveryResends: 1, LastResend: &orders.ResendMark{At: t0.Add(2 * time.Minute), Exact: true}}
 	v := orders.View{View: order.NewView(order.Order{ID: "o-1", Status: order.StatusPending}), Saga: sv}
 	var buf bytes.Buffer
 	err := parsePages()["order"].ExecuteTemplate(&buf, "layout", view{Title: "Order", Data: orderData{Order: v, Timeline: timeline(sv)}})
@@ -96,7 +96,7 @@ func TestOrderPageShowsWaitsAndRedriveAsEvents(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("timeline rows:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	for _, s := range []string{"waiting (breaker open)", "recovery re-drive", `<span id="breaker-waits">2</span>`,
+	for _, s := range []string{"waiting (breaker open)", "recovery resend", `<span id="breaker-waits">2</span>`,
 		`<span id="recovery-redrives">1</span> consumed, the last at 2026-03-01 12:02:00Z`} {
 		if !strings.Contains(page, s) {
 			t.Errorf("the page lacks %q", s)

@@ -22,7 +22,7 @@ import (
 	"ordersaga/shared/domain/queue"
 	"ordersaga/shared/domain/queue/queuetest"
 	"ordersaga/shared/domain/store"
-	"ordersaga/shared/kit/textrule"
+	"ordersaga/shared/kit/text"
 	"ordersaga/shared/transport/httpapi"
 	"ordersaga/shared/transport/identity"
 )
@@ -41,7 +41,7 @@ type apiEnv struct {
 func newAPI(t *testing.T) *apiEnv {
 	t.Helper()
 	e := &apiEnv{path: filepath.Join(t.TempDir(), "api.db")}
-	s, err := sqlitestore.Open(context.Background(), e.path, sqlitestore.Options{Now: func() time.Time { return t0 }})
+	s, err := sqlitestore.Open(context.Background(), e.path, sqlitestore.Config{Now: func() time.Time { return t0 }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,7 +53,7 @@ func newAPI(t *testing.T) *apiEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.h = httpapi.NewHandler(httpapi.Deps{Orders: svc, Log: log,
+	e.h = mustNew(t, httpapi.Config{Orders: svc, Log: log,
 		Auth: identity.Tokens{"usr": {Subject: "bob", Role: identity.RoleUser}}})
 	return e
 }
@@ -153,7 +153,7 @@ func TestAcceptedTextIsPublishable(t *testing.T) {
 	e := newAPI(t)
 	n := 0
 	for i, s := range queuetest.TextRuleSamples(7, 40) {
-		if !textrule.Printable(s) || strings.TrimSpace(s) != s || len([]rune(s)) > 128 {
+		if !text.Printable(s) || strings.TrimSpace(s) != s || len([]rune(s)) > 128 {
 			continue // the key and the id refuse control characters and edge spaces on top of the rule
 		}
 		r := e.post(t, s, orderBody(s))

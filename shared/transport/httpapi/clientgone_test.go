@@ -41,7 +41,7 @@ func createWith(t *testing.T, o httpapi.Orders, ctx context.Context) observed {
 	t.Helper()
 	var logs bytes.Buffer
 	var got observed
-	h := httpapi.NewHandler(httpapi.Deps{Orders: o, Log: slog.New(slog.NewJSONHandler(&logs, nil)),
+	h := mustNew(t, httpapi.Config{Orders: o, Log: slog.New(slog.NewJSONHandler(&logs, nil)),
 		Auth:      identity.Tokens{"usr": {Subject: "bob", Role: identity.RoleUser}},
 		OnRequest: func(_ string, status int, _ time.Duration) { got.status = status }})
 	req := httptest.NewRequest("POST", "/orders", strings.NewReader(`{"customer_id":"c","currency":"RUB","items":[{"sku":"s","quantity":1,"unit_price_minor":1}]}`)).WithContext(ctx)

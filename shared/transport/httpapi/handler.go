@@ -15,7 +15,8 @@ import (
 	"ordersaga/shared/domain/apperr"
 	"ordersaga/shared/domain/idempotency"
 	"ordersaga/shared/domain/order"
-	"ordersaga/shared/kit/textrule"
+	"ordersaga/shared/kit/text"
+	"ordersaga/shared/kit/validate"
 	"ordersaga/shared/transport/identity"
 )
 
@@ -27,11 +28,14 @@ type Orders interface {
 
 var _ Orders = (*orders.Service)(nil)
 
-// Deps are the handler's collaborators.
-type Deps struct {
+// Config configures the HTTP API (New): its collaborators and hooks.
+type Config struct {
+	// Orders serves the /orders routes (required to serve them).
 	Orders Orders
-	Auth   identity.Authenticator
-	Log    *slog.Logger
+	// Auth resolves the caller of every route (required).
+	Auth identity.Authenticator
+	// Log receives request failures (default slog.Default()).
+	Log *slog.Logger
 	// Admin mounts the /admin routes when set.
 	Admin http.Handler
 	// OnRequest observes every request: route pattern, status and duration.
@@ -40,24 +44,41 @@ type Deps struct {
 	RequestID func(r *http.Request) string
 }
 
-// NewHandler returns the HTTP API. Routes are those of terraform/api/openapi.yaml.
-func NewHandler(d Deps) http.Handler {
-	if d.Log == nil {
-		d.Log = slog.Default()
+// New returns the HTTP API. Routes are those of terraform/api/openapi.yaml.
+// It fails (apperr.Invalid, naming the field) without an Authenticator.
+func New(cfg Config) (http.Handler, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
-	h := &handler{d: d}
+	cfg.setDefaults()
+	h := &handler{d: cfg}
 	rt := &Router{}
 	rt.HandleFunc("POST /orders", h.createOrder)
 	rt.HandleFunc("GET /orders/{id}", h.getOrder)
-	if d.Admin != nil {
+	if cfg.Admin != nil {
 		for _, m := range []string{"GET", "POST", "PUT", "DELETE"} {
-			rt.Handle(m+" /admin/{rest...}", d.Admin)
+			rt.Handle(m+" /admin/{rest...}", cfg.Admin)
 		}
 	}
-	return h.wrap(rt)
+	return h.wrap(rt), nil
 }
 
-type handler struct{ d Deps }
+// Validate reports what New would refuse: a Config without Auth. Errors
+// are apperr.Invalid and name the field.
+func (c Config) Validate() error {
+	var p validate.Problems
+	p.Require(c.Auth != nil, "Auth")
+	return p.Err("httpapi.New")
+}
+
+// setDefaults gives each zero field of c its documented default.
+func (c *Config) setDefaults() {
+	if c.Log == nil {
+		c.Log = slog.Default()
+	}
+}
+
+type handler struct{ d Config }
 
 // statusRecorder remembers the status for metrics and logs.
 type statusRecorder struct {
@@ -149,7 +170,7 @@ func (h *handler) createOrder(w http.ResponseWriter, r *http.Request) {
 	}
 	// The request id becomes the correlation_id attribute of the order's
 	// messages; one the queue would refuse is dropped (the key stands in).
-	if len(reqID) > maxRequestID || !textrule.Printable(reqID) {
+	if len(reqID) > maxRequestID || !text.Printable(reqID) {
 		reqID = ""
 	}
 	resp, err := h.d.Orders.Create(r.Context(), orders.CreateCommand{Caller: caller, Key: key, Request: req, RequestID: reqID})

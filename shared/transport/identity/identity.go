@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"ordersaga/shared/domain/apperr"
-	"ordersaga/shared/kit/textrule"
+	"ordersaga/shared/kit/text"
 )
 
 // Role of a caller.
@@ -71,7 +71,7 @@ func (g Gateway) Authenticate(r *http.Request) (Identity, error) {
 	}
 	// The subject scopes idempotency keys, owns orders and is the actor of
 	// audit records: it must follow the one text rule like any input.
-	if len(sub) > MaxSubjectLen || !textrule.Printable(sub) {
+	if len(sub) > MaxSubjectLen || !text.Printable(sub) {
 		return Identity{}, apperr.New(apperr.Unauthenticated, "no caller identity: the subject is not printable text of at most %d bytes", MaxSubjectLen)
 	}
 	role := Role(firstString(authz, "role", "ordersaga_role"))
@@ -115,7 +115,7 @@ func ParseTokens(spec string) (Tokens, error) {
 		if !ok || !ok2 || tok == "" || sub == "" {
 			return nil, fmt.Errorf("token entry %q: want token=subject:role", part)
 		}
-		if len(sub) > MaxSubjectLen || !textrule.Printable(sub) {
+		if len(sub) > MaxSubjectLen || !text.Printable(sub) {
 			return nil, fmt.Errorf("token entry %q: the subject must be printable text of at most %d bytes", part, MaxSubjectLen)
 		}
 		if Role(role) != RoleUser && Role(role) != RoleAdmin {

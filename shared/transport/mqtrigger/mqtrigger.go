@@ -22,6 +22,7 @@
 package mqtrigger
 
 import (
+	"cmp"
 	"context"
 	"io"
 	"log/slog"
@@ -30,17 +31,18 @@ import (
 	"time"
 
 	"ordersaga/shared/domain/queue"
+	"ordersaga/shared/kit/validate"
 	"ordersaga/shared/transport/yc"
 )
 
 // DefaultConcurrency is the number of invocations in flight when
-// Trigger.Concurrency is not set: the platform's default quota of 10
+// Config.Concurrency is not set: the platform's default quota of 10
 // function instances (and 10 concurrent calls) per availability zone, with
 // no zone_instances_limit set on the function (terraform/functions.tf sets
 // none).
 const DefaultConcurrency = 10
 
-// DefaultWait is the long-poll wait of one receive when Trigger.Wait is not
+// DefaultWait is the long-poll wait of one receive when Config.Wait is not
 // set.
 const DefaultWait = time.Second
 
@@ -51,9 +53,10 @@ const deleteTimeout = 10 * time.Second
 // success (the batch is deleted); an error returns the whole batch.
 type Invoke func(ctx context.Context, raw []byte) error
 
-// Trigger is one queue → function binding. Queue, URL, QueueID, BatchSize,
-// VisibilityTimeout and Invoke are required.
-type Trigger struct {
+// Config configures a Trigger (New). Queue, URL, QueueID, BatchSize,
+// VisibilityTimeout and Invoke are required; the other fields' zero values
+// take the defaults named, and negative ones are refused.
+type Config struct {
 	Queue queue.Queue
 	// URL is the queue's URL for the port.
 	URL string
@@ -67,35 +70,70 @@ type Trigger struct {
 	// also gets it as its deadline, so a batch is not redelivered to a second
 	// instance while the first still runs.
 	VisibilityTimeout time.Duration
-	// Concurrency bounds the invocations in flight; DefaultConcurrency if
-	// <= 0. 1 gives the serial loop.
+	// Concurrency bounds the invocations in flight (default
+	// DefaultConcurrency). 1 gives the serial loop.
 	Concurrency int
-	// Wait is the long-poll wait of one receive; DefaultWait if <= 0.
+	// Wait is the long-poll wait of one receive (default DefaultWait).
 	Wait time.Duration
 	// Invoke runs the function.
 	Invoke Invoke
-	// Log receives failures (receive, invocation, delete); discarded if nil.
+	// Log receives failures (receive, invocation, delete); default: discarded.
 	Log *slog.Logger
 	// Name names the trigger in log lines.
 	Name string
 }
 
+// Trigger is one queue → function binding, built by New. Run it once.
+type Trigger struct{ cfg Config }
+
+// New returns the trigger cfg describes, its zero optional fields set to
+// their defaults. It fails (apperr.Invalid, naming the fields; see
+// Config.Validate) on a missing required field or a negative setting.
+func New(cfg Config) (*Trigger, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg.setDefaults()
+	return &Trigger{cfg: cfg}, nil
+}
+
+// Validate reports what New would refuse: a missing Queue, URL, QueueID,
+// BatchSize, VisibilityTimeout or Invoke, or a negative BatchSize,
+// VisibilityTimeout, Concurrency or Wait. Errors are apperr.Invalid and
+// name the fields.
+func (c Config) Validate() error {
+	var p validate.Problems
+	p.Require(c.Queue != nil, "Queue")
+	p.Require(c.URL != "", "URL")
+	p.Require(c.QueueID != "", "QueueID")
+	p.Require(c.Invoke != nil, "Invoke")
+	if c.BatchSize == 0 {
+		p.Require(false, "BatchSize")
+	}
+	if c.VisibilityTimeout == 0 {
+		p.Require(false, "VisibilityTimeout")
+	}
+	validate.NotNegative(&p, "BatchSize", c.BatchSize)
+	validate.NotNegative(&p, "VisibilityTimeout", c.VisibilityTimeout)
+	validate.NotNegative(&p, "Concurrency", c.Concurrency)
+	validate.NotNegative(&p, "Wait", c.Wait)
+	return p.Err("mqtrigger.New")
+}
+
+// setDefaults gives each zero optional field of c its documented default.
+func (c *Config) setDefaults() {
+	c.Concurrency = cmp.Or(c.Concurrency, DefaultConcurrency)
+	c.Wait = cmp.Or(c.Wait, DefaultWait)
+	if c.Log == nil {
+		c.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+}
+
 // Run receives and invokes until ctx ends, then waits for the invocations in
 // flight to return (their contexts end with ctx).
-func (t Trigger) Run(ctx context.Context) {
-	n := t.Concurrency
-	if n <= 0 {
-		n = DefaultConcurrency
-	}
-	wait := t.Wait
-	if wait <= 0 {
-		wait = DefaultWait
-	}
-	log := t.Log
-	if log == nil {
-		log = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	slots := make(chan struct{}, n)
+func (tr *Trigger) Run(ctx context.Context) {
+	t, log, wait := tr.cfg, tr.cfg.Log, tr.cfg.Wait
+	slots := make(chan struct{}, t.Concurrency)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	for ctx.Err() == nil {
@@ -117,13 +155,14 @@ func (t Trigger) Run(ctx context.Context) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-slots }()
-			t.deliver(ctx, log, msgs)
+			tr.deliver(ctx, log, msgs)
 		}()
 	}
 }
 
 // deliver invokes the function with one batch and deletes it on success.
-func (t Trigger) deliver(ctx context.Context, log *slog.Logger, msgs []queue.Message) {
+func (tr *Trigger) deliver(ctx context.Context, log *slog.Logger, msgs []queue.Message) {
+	t := tr.cfg
 	raw, err := yc.EncodeQueue(t.QueueID, Envelope(msgs))
 	if err != nil {
 		log.Error("cannot encode trigger envelope", "trigger", t.Name, "error", err)

@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"ordersaga/shared/adapters/sqlitequeue"
+	"ordersaga/shared/domain/apperr"
 	"ordersaga/shared/domain/queue"
 	"ordersaga/shared/kit/fakeclock"
 	"ordersaga/shared/transport/mqtrigger"
@@ -22,8 +24,7 @@ import (
 func newQueue(t *testing.T, n int) (*sqlitequeue.Queue, string, *fakeclock.Clock) {
 	t.Helper()
 	clock := fakeclock.New(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
-	q, err := sqlitequeue.Open(filepath.Join(t.TempDir(), "q.db"), sqlitequeue.WithClock(clock.Now),
-		sqlitequeue.WithPollInterval(5*time.Millisecond))
+	q, err := sqlitequeue.Open(filepath.Join(t.TempDir(), "q.db"), sqlitequeue.Config{Now: clock.Now, PollInterval: 5 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,7 +77,7 @@ func TestInvocationsRunConcurrentlyUpToTheBound(t *testing.T) {
 	release := make(chan struct{})
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	tr := mqtrigger.Trigger{Queue: q, URL: url, QueueID: "yrn:yc:ymq:ru-central1:local:q", BatchSize: 1,
+	tr := mustTrigger(t, mqtrigger.Config{Queue: q, URL: url, QueueID: "yrn:yc:ymq:ru-central1:local:q", BatchSize: 1,
 		VisibilityTimeout: 30 * time.Second, Concurrency: limit, Wait: 10 * time.Millisecond,
 		Invoke: func(ctx context.Context, raw []byte) error {
 			now := inFlight.Add(1)
@@ -87,7 +88,7 @@ func TestInvocationsRunConcurrentlyUpToTheBound(t *testing.T) {
 			<-release
 			inFlight.Add(-1)
 			return nil
-		}}
+		}})
 	done := make(chan struct{})
 	go func() { tr.Run(ctx); close(done) }()
 	// The bound is reached: limit invocations are in flight at once.
@@ -116,12 +117,12 @@ func TestFailedInvocationReturnsTheWholeBatchAfterTheVisibilityTimeout(t *testin
 	ctx, cancel := context.WithCancel(context.Background())
 	var once sync.Once
 	failed := make(chan []yc.QueueMessage, 1)
-	tr := mqtrigger.Trigger{Queue: q, URL: url, QueueID: "yrn:yc:ymq:ru-central1:local:q", BatchSize: 10,
+	tr := mustTrigger(t, mqtrigger.Config{Queue: q, URL: url, QueueID: "yrn:yc:ymq:ru-central1:local:q", BatchSize: 10,
 		VisibilityTimeout: 30 * time.Second, Wait: 10 * time.Millisecond,
 		Invoke: func(ctx context.Context, raw []byte) error {
 			once.Do(func() { failed <- bodies(t, raw) })
 			return errors.New("boom")
-		}}
+		}})
 	done := make(chan struct{})
 	go func() { tr.Run(ctx); close(done) }()
 	batch := <-failed
@@ -155,7 +156,7 @@ func TestSerialWithConcurrencyOne(t *testing.T) {
 	var inFlight, peak, seen atomic.Int64
 	ctx, cancel := context.WithCancel(context.Background())
 	all := make(chan struct{})
-	tr := mqtrigger.Trigger{Queue: q, URL: url, QueueID: "yrn:yc:ymq:ru-central1:local:q", BatchSize: 2,
+	tr := mustTrigger(t, mqtrigger.Config{Queue: q, URL: url, QueueID: "yrn:yc:ymq:ru-central1:local:q", BatchSize: 2,
 		VisibilityTimeout: 30 * time.Second, Concurrency: 1, Wait: 10 * time.Millisecond,
 		Invoke: func(ctx context.Context, raw []byte) error {
 			now := inFlight.Add(1)
@@ -167,7 +168,7 @@ func TestSerialWithConcurrencyOne(t *testing.T) {
 			}
 			inFlight.Add(-1)
 			return nil
-		}}
+		}})
 	done := make(chan struct{})
 	go func() { tr.Run(ctx); close(done) }()
 	<-all
@@ -175,5 +176,52 @@ func TestSerialWithConcurrencyOne(t *testing.T) {
 	<-done
 	if peak.Load() != 1 {
 		t.Errorf("peak in flight %d with Concurrency 1, want 1", peak.Load())
+	}
+}
+
+// mustTrigger returns mqtrigger.New(cfg) or fails t.
+func mustTrigger(t *testing.T, cfg mqtrigger.Config) *mqtrigger.Trigger {
+	t.Helper()
+	tr, err := mqtrigger.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+// A Config with only its required fields is accepted (Concurrency and Wait
+// take their defaults); a missing required field or a negative setting is
+// refused with an error naming the field.
+func TestNewDefaultsAndRefusals(t *testing.T) {
+	q, url, _ := newQueue(t, 0)
+	ok := mqtrigger.Config{Queue: q, URL: url, QueueID: "yrn:q", BatchSize: 1, VisibilityTimeout: time.Second,
+		Invoke: func(context.Context, []byte) error { return nil }}
+	if _, err := mqtrigger.New(ok); err != nil {
+		t.Fatalf("New(required fields only) = %v", err)
+	}
+	cases := []struct {
+		name   string
+		change func(*mqtrigger.Config)
+		want   string
+	}{
+		{"no queue", func(c *mqtrigger.Config) { c.Queue = nil }, "Queue is required"},
+		{"no URL", func(c *mqtrigger.Config) { c.URL = "" }, "URL is required"},
+		{"no queue id", func(c *mqtrigger.Config) { c.QueueID = "" }, "QueueID is required"},
+		{"no invoke", func(c *mqtrigger.Config) { c.Invoke = nil }, "Invoke is required"},
+		{"no batch size", func(c *mqtrigger.Config) { c.BatchSize = 0 }, "BatchSize is required"},
+		{"no visibility timeout", func(c *mqtrigger.Config) { c.VisibilityTimeout = 0 }, "VisibilityTimeout is required"},
+		{"negative batch size", func(c *mqtrigger.Config) { c.BatchSize = -1 }, "BatchSize must not be negative (got -1)"},
+		{"negative concurrency", func(c *mqtrigger.Config) { c.Concurrency = -1 }, "Concurrency must not be negative (got -1)"},
+		{"negative wait", func(c *mqtrigger.Config) { c.Wait = -time.Second }, "Wait must not be negative (got -1s)"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := ok
+			tc.change(&cfg)
+			tr, err := mqtrigger.New(cfg)
+			if tr != nil || !apperr.Is(err, apperr.Invalid) || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("New = %v, %v; want Invalid containing %q", tr, err, tc.want)
+			}
+		})
 	}
 }

@@ -42,6 +42,7 @@ func (e *testEnv) deliveries(n int) []sagabatch.Delivery {
 // message runs after the first, so it is acknowledged, never an error.
 func TestAdvanceSagasRunsABatchsSagasConcurrently(t *testing.T) {
 	env := newTestEnv(t, func(c *config.Config, _ *app.Options) { c.Saga.BatchConcurrency = 3 })
+	env.stocked("sku-1", 1000)
 	for i := 0; i < 5; i++ {
 		if r := env.do("POST", "/orders", "dev-user", fmt.Sprintf("batch-%d", i), []byte(orderBody)); r.status != 201 {
 			t.Fatalf("POST: %d %s", r.status, r.body)

@@ -18,6 +18,7 @@ import (
 // and the HTTP API at once).
 func TestAdvanceSagasPanicReachesTheCaller(t *testing.T) {
 	env := newTestEnv(t, func(c *config.Config, _ *app.Options) { c.Saga.BatchConcurrency = 4 })
+	env.stocked("sku-1", 1000)
 	for i := 0; i < 3; i++ {
 		if r := env.do("POST", "/orders", "dev-user", fmt.Sprintf("panic-%d", i), []byte(orderBody)); r.status != 201 {
 			t.Fatalf("POST: %d %s", r.status, r.body)

@@ -147,15 +147,26 @@ func New(ctx context.Context, cfg config.Config, open Opener, opt Options) (*App
 		_ = a.Close()
 		return nil, err
 	}
+	if a.HTTP, err = a.httpAPI(cfg, auth); err != nil {
+		_ = a.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+// httpAPI builds the HTTP API with the admin API and the console mounted.
+func (a *App) httpAPI(cfg config.Config, auth identity.Authenticator) (http.Handler, error) {
 	c := &a.Commands
-	a.HTTP = httpapi.NewHandler(httpapi.Deps{
+	admin, err := adminapi.New(adminapi.Config{Redrive: c.Redrive, Auth: auth, Stock: c.Stock, Console: a.console(cfg, auth)})
+	if err != nil {
+		return nil, err
+	}
+	return httpapi.New(httpapi.Config{
 		Orders: c.Orders, Auth: auth, Log: a.Log,
 		RequestID: func(r *http.Request) string { return yc.RequestID(r.Context()) },
 		OnRequest: a.hooks.httpRequest,
-		Admin: adminapi.NewHandler(c.Redrive, auth, adminapi.WithStock(c.Stock),
-			adminapi.WithConsole(a.console(cfg, auth))),
+		Admin:     admin,
 	})
-	return a, nil
 }
 
 // wire builds the use cases, each once, with its constructor.
@@ -163,10 +174,13 @@ func (a *App) wire(cfg config.Config, owner string, opt Options) error {
 	if err := a.wireRelay(cfg, owner, opt); err != nil {
 		return err
 	}
+	if err := a.wireSaga(cfg, owner, opt); err != nil {
+		return err
+	}
 	oc := orders.Config{
 		Store: a.store, Dispatcher: a.Commands.Relay, Shards: cfg.Relay.Shards,
 		Now: a.Now, NewID: a.NewID, Log: a.Log, OnIdempotency: a.hooks.idempotency,
-		Steps: orchestrator.CreateOrderSaga.Table(),
+		Steps: orchestrator.CreateOrderSaga.Table(), Starter: sagaStarter{a},
 	}
 	if opt.Orders != nil {
 		opt.Orders(&oc)
@@ -175,11 +189,17 @@ func (a *App) wire(cfg config.Config, owner string, opt Options) error {
 	if a.Commands.Orders, err = orders.New(oc); err != nil {
 		return err
 	}
-	if err := a.wireSaga(cfg, owner, opt); err != nil {
-		return err
-	}
 	return a.wireJobs(cfg)
 }
+
+// sagaStarter is the App's advancer as the orders use case's SagaStarter:
+// a new order's saga runs its leading in-transaction steps in the order's
+// transaction, through the advancer's own save path (orchestrator.Start).
+// It uses App.Commands.Advancer as it is at each request, so an advancer a caller
+// rebuilt (its hooks, its chaining) starts the sagas too.
+type sagaStarter struct{ a *App }
+
+func (s sagaStarter) NewStart() orders.SagaStart { return s.a.Commands.Advancer.NewStart() }
 
 func authenticator(cfg config.Config) (identity.Authenticator, error) {
 	if cfg.Auth == config.AuthGateway {

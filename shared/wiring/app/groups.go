@@ -81,7 +81,7 @@ func (a *App) wireJobs(cfg config.Config) error {
 	}); err != nil {
 		return err
 	}
-	a.Queries.SelfCheck, err = selfcheck.New(selfcheck.Deps{
+	a.Queries.SelfCheck, err = selfcheck.New(selfcheck.Config{
 		Config: cfg, Store: a.store, Queue: a.queue, Database: a.probe, Now: a.Now,
 	})
 	return err

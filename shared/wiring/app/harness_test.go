@@ -133,3 +133,14 @@ func (e *testEnv) beforeAdvancerTx(before func() error) {
 	}
 	e.app.Commands.Advancer = adv
 }
+
+// stocked makes n units of sku available. A new order reserves its stock
+// in its own transaction: one without stock is cancelled there and leaves
+// no saga command in the queue.
+func (e *testEnv) stocked(sku string, n int64) *testEnv {
+	e.t.Helper()
+	if _, err := e.app.Commands.Stock.SetAvailable(context.Background(), "test", sku, n); err != nil {
+		e.t.Fatal(err)
+	}
+	return e
+}

@@ -112,8 +112,8 @@ func (h hooks) sagaHooks() orchestrator.Hooks {
 }
 
 func (h hooks) recovery(rep orchestrator.Report) {
-	h.m.Add(metrics.RecoveryRedriven, float64(rep.Redriven))
-	if rep.GaveUp > 0 { // sagas recovery failed after too many re-drives: the DLQ-growth alert fires
+	h.m.Add(metrics.RecoveryResent, float64(rep.Resent))
+	if rep.GaveUp > 0 { // sagas recovery failed after too many resends: the DLQ-growth alert fires
 		h.m.Add(metrics.DLQAdditions, float64(rep.GaveUp), "queue", "saga", "error_type", orchestrator.ErrorTypeStuck)
 	}
 	h.m.Add(metrics.Reconciled, float64(rep.Reconciled))

@@ -149,6 +149,7 @@ func checkSentOnce(t *testing.T, storePath, queuePath string, inTx bool) map[str
 
 func TestNewOrderPublishedInItsTransaction(t *testing.T) {
 	env := newTestEnv(t)
+	env.stocked("sku-1", 1000)
 	env.txCount.Store(0)
 	r := env.do("POST", "/orders", "dev-user", "intx-1", []byte(orderBody))
 	if r.status != 201 {
@@ -189,6 +190,7 @@ func TestNewOrderPublishedInItsTransaction(t *testing.T) {
 // sent exactly once, and none of a failed one (key reused with another body).
 func TestConcurrentNewOrdersPublishedOnceEach(t *testing.T) {
 	env := newTestEnv(t)
+	env.stocked("sku-1", 1000)
 	const n = 24
 	var wg sync.WaitGroup
 	replies := make([]reply, n)
@@ -234,6 +236,7 @@ func TestNewOrderWithQueueElsewherePublishedAfterCommit(t *testing.T) {
 		queuePath = filepath.Join(filepath.Dir(c.SQLitePath), "queue.db")
 		c.QueueSQLite = queuePath
 	})
+	env.stocked("sku-1", 1000)
 	env.txCount.Store(0)
 	if r := env.do("POST", "/orders", "dev-user", "elsewhere", []byte(orderBody)); r.status != 201 {
 		t.Fatalf("status %d: %s", r.status, r.body)

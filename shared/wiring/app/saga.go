@@ -56,13 +56,16 @@ func (a *App) wireSaga(cfg config.Config, owner string, opt Options) error {
 		})
 		provider = a.sim
 	}
-	policy := payments.NewPolicy(payments.PolicyConfig{
+	guarded, err := payments.NewGuarded(payments.GuardedConfig{Provider: provider, Policy: payments.PolicyConfig{
 		Name: "payment", MaxConcurrent: cfg.Payment.MaxConcurrent, AttemptTimeout: cfg.Payment.Timeout,
 		Breaker: resilience.BreakerConfig{FailureThreshold: cfg.Payment.BreakerThreshold, OpenTimeout: cfg.Payment.BreakerOpenFor,
 			OnStateChange: a.hooks.breakerChanged, OnInit: a.hooks.breakerInit, Log: a.Log},
 		OnAttempt: a.hooks.retryAttempt, OnReject: a.hooks.bulkheadRejected,
-	})
-	pc := payments.Config{Store: a.store, Provider: payments.NewGuardedProvider(provider, policy), Now: a.Now}
+	}})
+	if err != nil {
+		return err
+	}
+	pc := payments.Config{Store: a.store, Provider: guarded, Now: a.Now}
 	if opt.Payments != nil {
 		opt.Payments(&pc)
 	}
@@ -99,7 +102,7 @@ func (a *App) wireSaga(cfg config.Config, owner string, opt Options) error {
 	}
 	c.Recovery, err = orchestrator.NewRecovery(orchestrator.RecoveryConfig{
 		Store: a.store, Now: a.Now, NewID: a.NewID, StuckAfter: cfg.Recovery.StuckAfter, BatchSize: cfg.Recovery.BatchSize,
-		MaxRedrives: cfg.Recovery.MaxRedrives, MaxWait: cfg.Recovery.MaxWait, LoopLimit: cfg.Redrive.LoopLimit,
+		MaxResends: cfg.Recovery.MaxResends, MaxWait: cfg.Recovery.MaxWait, LoopLimit: cfg.Redrive.LoopLimit,
 		Dispatcher: c.Relay, Shards: cfg.Relay.Shards, Owner: owner, Log: a.Log,
 	})
 	return err

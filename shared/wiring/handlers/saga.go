@@ -53,7 +53,7 @@ func sagaAdvancer(ctx context.Context, a *app.App, raw []byte) (any, error) {
 type RecoveryReport = maintenance.Report
 
 // sagaRecovery handles one timer firing: the maintenance run of
-// App.Commands.Recover (re-drive stuck sagas, release stale keys, reconcile orders,
+// App.Commands.Recover (resend stuck sagas, release stale keys, reconcile orders,
 // trim the outbox, ingest and resolve dead letters, refresh their gauges).
 // An error marks the invocation failed in monitoring.
 func sagaRecovery(ctx context.Context, a *app.App, raw []byte) (any, error) {

@@ -63,7 +63,7 @@ func OpenStore(ctx context.Context, cfg config.Config, env app.Env) (store.Store
 	if cfg.Store != config.StoreSQLite {
 		return nil, notCarried("ORDERSAGA_STORE", cfg.Store, "sqlite")
 	}
-	s, err := sqlitestore.Open(ctx, cfg.SQLitePath, sqlitestore.Options{Now: env.Now, OnTx: env.OnTx})
+	s, err := sqlitestore.Open(ctx, cfg.SQLitePath, sqlitestore.Config{Now: env.Now, OnTx: env.OnTx})
 	if err != nil {
 		return nil, fmt.Errorf("open SQLite store %s: %w", cfg.SQLitePath, err)
 	}
@@ -77,18 +77,15 @@ func OpenQueue(cfg config.Config, st store.Store, env app.Env) (queue.Queue, fun
 	if cfg.Queue != config.QueueSQLite {
 		return nil, nil, notCarried("ORDERSAGA_QUEUE", cfg.Queue, "sqlite")
 	}
-	opts := []sqlitequeue.Option{sqlitequeue.WithIDs(NewID)}
-	if env.Now != nil {
-		opts = append(opts, sqlitequeue.WithClock(env.Now))
-	}
+	qc := sqlitequeue.Config{NewID: NewID, Now: env.Now}
 	if s, ok := st.(*sqlitestore.Store); ok && cfg.QueueSQLite == cfg.SQLitePath {
-		q, err := sqlitequeue.New(s.DB(), opts...)
+		q, err := sqlitequeue.New(s.DB(), qc)
 		if err != nil {
 			return nil, nil, fmt.Errorf("open embedded queue: %w", err)
 		}
 		return q, q.Close, nil
 	}
-	q, err := sqlitequeue.Open(cfg.QueueSQLite, opts...)
+	q, err := sqlitequeue.Open(cfg.QueueSQLite, qc)
 	if err != nil {
 		return nil, nil, fmt.Errorf("open embedded queue %s: %w", cfg.QueueSQLite, err)
 	}

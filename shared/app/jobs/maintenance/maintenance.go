@@ -1,4 +1,4 @@
-// Package maintenance is the recovery timer's work: re-drive stuck sagas,
+// Package maintenance is the recovery timer's work: resend stuck sagas,
 // release stale keys and reconcile orders (orchestrator.Recovery), trim the
 // outbox, move the queue's dead letters into the dead-letter store, resolve
 // those whose saga has finished, and count what stays open.
@@ -137,11 +137,11 @@ type Report struct {
 // idle reports whether the run found nothing to do.
 func (r Report) idle() bool {
 	o := r.Report
-	return o.DueSagas == 0 && o.Redriven == 0 && o.KeysReleased == 0 && o.InboxDeleted == 0 &&
+	return o.DueSagas == 0 && o.Resent == 0 && o.KeysReleased == 0 && o.InboxDeleted == 0 &&
 		o.Reconciled == 0 && o.Errors == 0 && r.OutboxPurged == 0 && r.DLQIngested == 0 && r.DeadLettersResolved == 0
 }
 
-// Run is one maintenance run of the recovery timer: re-drive stuck sagas,
+// Run is one maintenance run of the recovery timer: resend stuck sagas,
 // release stale keys, reconcile orders (Recovery), delete published outbox
 // rows past retention, move what the YMQ dead-letter queue holds into the
 // dead-letter store (so dlq_size and the DLQ-growth alert see it), resolve
@@ -177,7 +177,7 @@ func (j *Job) Run(ctx context.Context) (Report, error) {
 	if out.idle() {
 		lvl = slog.LevelDebug
 	}
-	log.Log(ctx, lvl, "saga recovery", "due_sagas", rep.DueSagas, "redriven", rep.Redriven,
+	log.Log(ctx, lvl, "saga recovery", "due_sagas", rep.DueSagas, "resent", rep.Resent,
 		"keys_released", rep.KeysReleased, "inbox_deleted", rep.InboxDeleted,
 		"reconcile_checked", rep.ReconcileChecked, "reconciled", rep.Reconciled,
 		"outbox_purged", out.OutboxPurged, "dlq_ingested", out.DLQIngested,

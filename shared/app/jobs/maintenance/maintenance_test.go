@@ -120,7 +120,7 @@ func TestRunDoesEveryJobWithinItsBounds(t *testing.T) {
 	sizes := map[string]int{}
 	var seen orchestrator.Report
 	j, err := maintenance.New(maintenance.Config{
-		Recovery: fakeRecovery{rep: orchestrator.Report{Redriven: 1, Errors: 1}, err: boom}, DeadLetters: dl,
+		Recovery: fakeRecovery{rep: orchestrator.Report{Resent: 1, Errors: 1}, err: boom}, DeadLetters: dl,
 		Store: fakeStore{tx: tx}, Queue: fakeQueue{}, SagaDLQURL: "dlq-url", Retention: 24 * time.Hour,
 		Now: clock.Now, Log: slog.New(slog.NewJSONHandler(&logs, nil)),
 		OnRecovery:       func(r orchestrator.Report) { seen = r },
@@ -134,7 +134,7 @@ func TestRunDoesEveryJobWithinItsBounds(t *testing.T) {
 	if !errors.Is(err, boom) {
 		t.Errorf("err = %v, want the recovery's", err)
 	}
-	if rep.Redriven != 1 || seen.Redriven != 1 || rep.OutboxPurged != 3 || rep.DLQIngested != 2 || rep.DeadLettersResolved != 1 {
+	if rep.Resent != 1 || seen.Resent != 1 || rep.OutboxPurged != 3 || rep.DLQIngested != 2 || rep.DeadLettersResolved != 1 {
 		t.Errorf("report %+v (hook saw %+v)", rep, seen)
 	}
 	if tx.limit != maintenance.DefaultPurgeLimit {

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"ordersaga/shared/domain/queue"
-	"ordersaga/shared/kit/textrule"
+	"ordersaga/shared/kit/text"
 )
 
 // TextRuleSamples returns strings that package textrule accepts: every edge
@@ -37,7 +37,7 @@ func TextRuleSamples(seed int64, n int) []string {
 		out = append(out, b.String())
 	}
 	for _, s := range out {
-		if !textrule.Valid(s) {
+		if !text.Valid(s) {
 			panic(fmt.Sprintf("queuetest: sample %q fails textrule", s)) // a bug in the generator
 		}
 	}

@@ -1,4 +1,4 @@
-package textrule
+package text
 
 import (
 	"strings"

@@ -1,8 +1,8 @@
-// Package textrule is the one text rule of ordersaga: a string the API
-// accepts must be storable and publishable by every adapter, so every text
-// value is checked at the boundary against the strictest of them, the SQS
-// message character set, which is also what the queue adapters enforce on
-// bodies and attribute values (one predicate, so they cannot disagree).
+// The text rule: a string the API accepts must be storable and publishable
+// by every adapter, so every text value is checked at the boundary against
+// the strictest of them, the SQS message character set, which is also what
+// the queue adapters enforce on bodies and attribute values (one predicate,
+// so they cannot disagree).
 //
 // Allowed: valid UTF-8 made only of #x9, #xA, #xD, #x20–#xD7FF,
 // #xE000–#xFFFD and #x10000–#x10FFFF (the SendMessage "MessageBody"
@@ -11,7 +11,8 @@
 // This excludes the noncharacters U+FFFE and U+FFFF, surrogates, and C0
 // controls other than tab, newline and carriage return. Valid UTF-8 is also
 // what YDB's Utf8 columns require.
-package textrule
+
+package text
 
 import (
 	"fmt"

@@ -13,7 +13,7 @@ import (
 	"ordersaga/shared/kit/textcut"
 )
 
-// redrive gives every stuck saga a fresh saga.advance carrying its CURRENT
+// resend gives every stuck saga a fresh saga.advance carrying its CURRENT
 // token, in one transaction per saga that also bumps NextAttemptAt and the
 // version. A saga is stuck when it is unfinished, its lease is free, and
 // either
@@ -21,7 +21,7 @@ import (
 //   - an advancer took its lease and let it lapse without saving (the
 //     advancer crashed mid-step): nothing else will resume it until the
 //     queue redelivers the message, which may be a whole visibility timeout
-//     later, so it is re-driven at once; or
+//     later, so it is resent at once; or
 //   - it has been due for more than StuckAfter (its message was lost, is
 //     held by a consumer that died before taking the lease, or still waits
 //     behind a backlog).
@@ -30,26 +30,26 @@ import (
 // harmlessly: the first takes the lease and moves the token, the second is
 // busy or stale.
 //
-// Only a re-drive whose previous command was consumed counts towards
-// MaxRedrives (see consumed). One whose previous command still waits puts
-// the next re-drive off twice as long as the last (StuckAfter, 2×, 4×, up
+// Only a resend whose previous command was consumed counts towards
+// MaxResends (see consumed). One whose previous command still waits puts
+// the next resend off twice as long as the last (StuckAfter, 2×, 4×, up
 // to maxUnconsumedShift doublings), so a backlogged queue gets few
 // duplicates; after MaxWait without a consumed command the saga is given up.
-func (r *Recovery) redrive(ctx context.Context, rep *Report, due []saga.Instance, note func(error)) {
+func (r *Recovery) resend(ctx context.Context, rep *Report, due []saga.Instance, note func(error)) {
 	rep.DueSagas += len(due)
 	r.forEach(ctx, due, func(ctx context.Context, id string) ([]outbox.Event, bool, error) {
-		dispatch, ok, gaveUp, err := r.redriveOne(ctx, id)
+		dispatch, ok, gaveUp, err := r.resendOne(ctx, id)
 		switch {
 		case gaveUp:
 			rep.GaveUp++
 		case ok:
-			rep.Redriven++
+			rep.Resent++
 		}
 		return dispatch, ok, err
 	}, note)
 }
 
-// listStuck lists the sagas to re-drive at now: due and lease free now,
+// listStuck lists the sagas to resend at now: due and lease free now,
 // oldest NextAttemptAt first (the sagas due for longer than StuckAfter and
 // the abandoned leases, whose NextAttemptAt is the time their step became
 // due, come first), filtered by stuck.
@@ -64,7 +64,7 @@ func (r *Recovery) listStuck(ctx context.Context, tx store.Tx, now time.Time) ([
 	return due, err
 }
 
-// stuck reports whether recovery should re-drive s at now (see redrive).
+// stuck reports whether recovery should resend s at now (see resend).
 func (r *Recovery) stuck(s saga.Instance, now time.Time) bool {
 	if s.State.Finished() || s.LeaseUntil.After(now) {
 		return false
@@ -72,21 +72,21 @@ func (r *Recovery) stuck(s saga.Instance, now time.Time) bool {
 	return s.LeaseOwner != "" || !s.NextAttemptAt.After(now.Add(-r.c.StuckAfter))
 }
 
-// maxUnconsumedShift caps the doubling of the re-drive interval of a saga
-// whose re-drives are not consumed: StuckAfter × 2^4 (8 min by default).
+// maxUnconsumedShift caps the doubling of the resend interval of a saga
+// whose resends are not consumed: StuckAfter × 2^4 (8 min by default).
 const maxUnconsumedShift = 4
 
-// consumed reports whether the command of s's last re-drive (or, before
+// consumed reports whether the command of s's last resend (or, before
 // any, of its last transition) was consumed: an advancer wrote the saga
 // since (took its lease, released it) — a lease still set is such a write —
 // or the queue gave up on a command of the saga since: an open queue dead
 // letter of it failed after the saga was last written (the command was
 // received max_receive_count times and never acknowledged, a poison
-// message). The first re-drive after a transition is not counted on the
+// message). The first resend after a transition is not counted on the
 // saga row alone: whether the transition's own command was consumed is
 // unknown.
 func consumed(ctx context.Context, tx store.Tx, s saga.Instance) (bool, error) {
-	if s.LeaseOwner != "" || (s.Data.RedriveVersion != 0 && s.Version != s.Data.RedriveVersion) {
+	if s.LeaseOwner != "" || (s.Data.ResendVersion != 0 && s.Version != s.Data.ResendVersion) {
 		return true, nil
 	}
 	dead, _, err := tx.ListDeadLetters(ctx, dlq.Filter{Source: dlq.SourceQueue, Status: dlq.StatusOpen, SagaID: s.ID, From: s.UpdatedAt},
@@ -94,12 +94,12 @@ func consumed(ctx context.Context, tx store.Tx, s saga.Instance) (bool, error) {
 	return len(dead) > 0, err
 }
 
-// redriveOne re-checks one saga in a transaction and, if it is still stuck,
-// writes its re-drive command — or, once the saga has been re-driven
-// MaxRedrives times after consumed commands without moving, or its commands
+// resendOne re-checks one saga in a transaction and, if it is still stuck,
+// writes its resend command — or, once the saga has been resent
+// MaxResends times after consumed commands without moving, or its commands
 // stayed unconsumed for MaxWait, fails it (see giveUp). gaveUp reports the
 // latter.
-func (r *Recovery) redriveOne(ctx context.Context, id string) (dispatch []outbox.Event, ok, gaveUp bool, err error) {
+func (r *Recovery) resendOne(ctx context.Context, id string) (dispatch []outbox.Event, ok, gaveUp bool, err error) {
 	ids := ids{advance: r.c.NewID(), orderEvent: r.c.NewID(), deadLetter: r.c.NewID()}
 	var orderID, why string
 	var counts saga.Data
@@ -130,11 +130,11 @@ func (r *Recovery) redriveOne(ctx context.Context, id string) (dispatch []outbox
 		} else {
 			prev := s.Version
 			next := now
-			if n := s.Data.UnconsumedRedrives; n > 0 {
-				// The next re-drive comes StuckAfter × 2^n from now.
+			if n := s.Data.UnconsumedResends; n > 0 {
+				// The next resend comes StuckAfter × 2^n from now.
 				next = now.Add(r.c.StuckAfter<<min(n, maxUnconsumedShift) - r.c.StuckAfter)
 			}
-			s.Redriven(next, now)
+			s.Resent(next, now)
 			counts = s.Data
 			if err := tx.UpdateSaga(ctx, s, prev); err != nil {
 				return err
@@ -160,34 +160,34 @@ func (r *Recovery) redriveOne(ctx context.Context, id string) (dispatch []outbox
 		r.c.Log.Error("stuck saga failed; dead letter written",
 			"saga_id", id, "order_id", orderID, "error_type", ErrorTypeStuck, "reason", why)
 	case ok:
-		r.c.Log.Warn("stuck saga re-driven", "saga_id", id, "order_id", orderID,
-			"redrives", counts.Redrives, "unconsumed_redrives", counts.UnconsumedRedrives)
+		r.c.Log.Warn("stuck saga resent", "saga_id", id, "order_id", orderID,
+			"resends", counts.Resends, "unconsumed_resends", counts.UnconsumedResends)
 	}
 	return dispatch, ok, gaveUp, nil
 }
 
-// giveUpReason updates s's re-drive counts for one more re-drive at now
+// giveUpReason updates s's resend counts for one more resend at now
 // (used: the previous command was consumed) and returns why recovery gives
-// s up instead ("" to re-drive it): MaxRedrives consumed re-drives without
+// s up instead ("" to resend it): MaxResends consumed resends without
 // a transition, or no command consumed for MaxWait since the first
 // unconsumed one became due.
 func (r *Recovery) giveUpReason(s *saga.Instance, used bool, now time.Time) string {
 	d := &s.Data
 	if used {
-		d.UnconsumedRedrives, d.WaitingSinceUnixMilli = 0, 0
-		if d.Redrives >= r.c.MaxRedrives {
-			return fmt.Sprintf("the saga did not advance after %d re-drives whose commands were consumed", d.Redrives)
+		d.UnconsumedResends, d.WaitingSinceUnixMilli = 0, 0
+		if d.Resends >= r.c.MaxResends {
+			return fmt.Sprintf("the saga did not advance after %d resends whose commands were consumed", d.Resends)
 		}
-		d.Redrives++
+		d.Resends++
 		return ""
 	}
 	if d.WaitingSinceUnixMilli == 0 {
 		d.WaitingSinceUnixMilli = s.NextAttemptAt.UnixMilli()
 	}
 	if waited := now.Sub(time.UnixMilli(d.WaitingSinceUnixMilli)); waited >= r.c.MaxWait {
-		return fmt.Sprintf("no command of the saga was consumed for %s (%d re-drives)", waited.Round(time.Second), d.UnconsumedRedrives)
+		return fmt.Sprintf("no command of the saga was consumed for %s (%d resends)", waited.Round(time.Second), d.UnconsumedResends)
 	}
-	d.UnconsumedRedrives++
+	d.UnconsumedResends++
 	return ""
 }
 
@@ -224,7 +224,7 @@ func (r *Recovery) giveUp(ctx context.Context, tx store.Tx, s saga.Instance, why
 // recovery gave up on (and the dlq_additions_total label it is counted under).
 const ErrorTypeStuck = "stuck"
 
-// forEach runs one per-saga repair (redriveOne or repair) for each saga,
+// forEach runs one per-saga repair (resendOne or repair) for each saga,
 // notes each error, dispatches the rows they wrote for dispatch (those
 // the outbox writer's Write returned), and returns how many acted.
 func (r *Recovery) forEach(ctx context.Context, sagas []saga.Instance,

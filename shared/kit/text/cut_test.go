@@ -1,11 +1,11 @@
-package textcut_test
+package text_test
 
 import (
 	"strings"
 	"testing"
 	"unicode/utf8"
 
-	"ordersaga/shared/kit/textcut"
+	"ordersaga/shared/kit/text"
 )
 
 func TestCutKeepsWholeCharacters(t *testing.T) {
@@ -29,7 +29,7 @@ func TestCutKeepsWholeCharacters(t *testing.T) {
 		{"a\xffb", 2, "a\xff"}, // an invalid byte is one character
 	}
 	for _, c := range cases {
-		if got := textcut.Cut(c.in, c.n); got != c.want {
+		if got := text.Cut(c.in, c.n); got != c.want {
 			t.Errorf("Cut(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
 		}
 	}
@@ -38,9 +38,28 @@ func TestCutKeepsWholeCharacters(t *testing.T) {
 func TestCutIsValidUTF8AtEveryLength(t *testing.T) {
 	s := strings.Repeat("zé日😀", 50)
 	for n := 0; n <= len(s)+1; n++ {
-		got := textcut.Cut(s, n)
+		got := text.Cut(s, n)
 		if !utf8.ValidString(got) || len(got) > n || !strings.HasPrefix(s, got) || len(got) < n-3 {
 			t.Fatalf("Cut(s, %d) = %d bytes, valid=%v", n, len(got), utf8.ValidString(got))
+		}
+	}
+}
+
+func TestClipMarksOnlyShortenedText(t *testing.T) {
+	cases := []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"abc", 3, "abc"},
+		{"abcd", 3, "abc…"},
+		{"aé", 2, "a…"}, // the cut keeps whole characters
+		{"", 0, ""},
+		{"a", 0, "…"},
+	}
+	for _, c := range cases {
+		if got := text.Clip(c.in, c.n); got != c.want {
+			t.Errorf("Clip(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
 		}
 	}
 }
