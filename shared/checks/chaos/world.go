@@ -392,7 +392,7 @@ func (w *world) wireFaults(a *app.App, n uint64) {
 			case at.Dir == saga.Forward && at.Step == saga.StepConfirmOrder && w.in.keyed(w.faultsN, "confirm_rejected", f.ConfirmRejected, key):
 				return apperr.New(apperr.Rejected, "chaos: confirmation refused")
 			case w.in.keyed(w.faultsN, "step_transient", f.StepTransient, key):
-				return apperr.New(apperr.Transient, "chaos: %s unavailable", at.Step)
+				return stepUnavailable(at.Step)
 			}
 			return nil
 		},
