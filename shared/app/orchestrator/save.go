@@ -43,7 +43,7 @@ func (a *Advancer) save(ctx context.Context, inst saga.Instance, known Known, ru
 	var s saved
 	err := a.c.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		var err error
-		s, err = a.saveIn(ctx, tx, inst, known, run, m, consumed, carry, id, now, false)
+		s, err = a.saveIn(ctx, tx, saveReq{cur: inst, known: known, run: run, m: m, consumed: consumed, carry: carry, id: id, now: now})
 		return err
 	})
 	if apperr.Is(err, apperr.Conflict) && a.moved(ctx, inst) {
@@ -108,6 +108,23 @@ func (a *Advancer) folds(next saga.Instance) bool {
 	return a.c.Steps.action(next.Step, dir).InTx != nil
 }
 
+// saveReq is what saveIn records: the saga as last seen (cur), the rows
+// earlier chained steps committed (known), the prepared step run, the
+// message it ran for (m) and the command row consumed in place (consumed),
+// the chaining budget (carry), the ids and time of every run of the
+// transaction (id, now), and whether cur is a new saga (fresh). See saveIn.
+type saveReq struct {
+	cur      saga.Instance
+	known    Known
+	run      stepRun
+	m        Message
+	consumed *outbox.Event
+	carry    func(int) bool
+	id       ids
+	now      time.Time
+	fresh    bool
+}
+
 // saveIn records one step outcome in tx: it runs an InTx action, applies
 // the transition, claims a delivered message in the inbox, appends the step log,
 // writes the next command and any order event, and on give-up fails the
@@ -140,8 +157,9 @@ func (a *Advancer) folds(next saga.Instance) bool {
 // and the next command is written for the queue like any unchained one.
 // No message was delivered, so there is no inbox entry; m is the saga's
 // first command, never written, which the first step's log line names.
-func (a *Advancer) saveIn(ctx context.Context, tx store.Tx, cur saga.Instance, known Known, run stepRun, m Message, consumed *outbox.Event, carry func(int) bool, id ids, now time.Time, fresh bool) (saved, error) {
-	s := saved{cur: cur, run: run} // afresh on every run of the transaction
+func (a *Advancer) saveIn(ctx context.Context, tx store.Tx, q saveReq) (saved, error) {
+	cur, known, m, consumed, carry, id, now, fresh := q.cur, q.known, q.m, q.consumed, q.carry, q.id, q.now, q.fresh
+	s := saved{cur: cur, run: q.run} // afresh on every run of the transaction
 	expected := cur.Version
 	logMsg := m // the message the step's log line names
 	var changes []*orderChange
