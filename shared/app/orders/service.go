@@ -176,48 +176,9 @@ func (s *Service) Create(ctx context.Context, cmd CreateCommand) (Response, erro
 	for attempt := 0; ; attempt++ {
 		events, start = nil, nil
 		err = s.cfg.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
-			events, start = nil, nil
-			// Read the clock inside the transaction: a request that waited
-			// for the writer must not stamp a lease that has already lapsed.
-			now := s.cfg.Now()
-			if kc, ok := tx.(store.KeyClaimer); ok {
-				// The insert is the claim and the check in one: a new key
-				// costs no read. A key that exists is read and decided below.
-				d, err := s.fresh(early, cmd, fp, now)
-				if err != nil {
-					return err
-				}
-				claimed, err := kc.ClaimIdempotencyKey(ctx, d.rec)
-				if err != nil {
-					return err
-				}
-				if claimed {
-					resp = d.resp
-					events, start, err = s.writeRest(ctx, tx, d)
-					return err
-				}
-			}
-			existing, err := tx.GetIdempotencyKey(ctx, cmd.Caller.Subject, cmd.Key)
-			var prev *idempotency.Record
-			switch {
-			case err == nil:
-				switch idempotency.Decide(existing, fp, now) {
-				case idempotency.Replay:
-					resp = Response{Status: existing.ResponseStatus, Body: existing.ResponseBody,
-						Location: existing.Location, Replayed: true, OrderID: existing.ResourceID}
-					return nil
-				case idempotency.Mismatch:
-					return idempotency.ErrFingerprintMismatch
-				case idempotency.InProgress:
-					return idempotency.ErrInProgress
-				}
-				prev = &existing // expired or abandoned: take it over conditionally
-			case !apperr.Is(err, apperr.NotFound):
-				return err
-			}
-			var werr error
-			resp, events, start, werr = s.write(ctx, tx, early, cmd, fp, now, prev)
-			return werr
+			var err error
+			resp, events, start, err = s.createIn(ctx, tx, early, cmd, fp)
+			return err
 		})
 		// A concurrent request claimed the key between our read and our
 		// insert (the INSERT is the atomic claim). Read again: it is now a
@@ -236,6 +197,50 @@ func (s *Service) Create(ctx context.Context, cmd CreateCommand) (Response, erro
 	}
 	s.out.Dispatch(ctx, events)
 	return resp, nil
+}
+
+// createIn is one run of Create's transaction: it claims the key (or
+// decides a replay, a mismatch, a request still in progress, or a takeover
+// of an expired key) and writes the new order, returning the response, the
+// rows to dispatch after commit and the saga's start, if its steps ran.
+func (s *Service) createIn(ctx context.Context, tx store.Tx, early draft, cmd CreateCommand, fp string) (Response, []outbox.Event, SagaStart, error) {
+	// Read the clock inside the transaction: a request that waited for
+	// the writer must not stamp a lease that has already lapsed.
+	now := s.cfg.Now()
+	if kc, ok := tx.(store.KeyClaimer); ok {
+		// The insert is the claim and the check in one: a new key costs
+		// no read. A key that exists is read and decided below.
+		d, err := s.fresh(early, cmd, fp, now)
+		if err != nil {
+			return Response{}, nil, nil, err
+		}
+		claimed, err := kc.ClaimIdempotencyKey(ctx, d.rec)
+		if err != nil {
+			return Response{}, nil, nil, err
+		}
+		if claimed {
+			events, start, err := s.writeRest(ctx, tx, d)
+			return d.resp, events, start, err
+		}
+	}
+	existing, err := tx.GetIdempotencyKey(ctx, cmd.Caller.Subject, cmd.Key)
+	var prev *idempotency.Record
+	switch {
+	case err == nil:
+		switch idempotency.Decide(existing, fp, now) {
+		case idempotency.Replay:
+			return Response{Status: existing.ResponseStatus, Body: existing.ResponseBody,
+				Location: existing.Location, Replayed: true, OrderID: existing.ResourceID}, nil, nil, nil
+		case idempotency.Mismatch:
+			return Response{}, nil, nil, idempotency.ErrFingerprintMismatch
+		case idempotency.InProgress:
+			return Response{}, nil, nil, idempotency.ErrInProgress
+		}
+		prev = &existing // expired or abandoned: take it over conditionally
+	case !apperr.Is(err, apperr.NotFound):
+		return Response{}, nil, nil, err
+	}
+	return s.write(ctx, tx, early, cmd, fp, now, prev)
 }
 
 func isIdemErr(err error) bool {
