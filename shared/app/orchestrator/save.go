@@ -152,7 +152,7 @@ type saveReq struct {
 // the row is published when its lease lapses, so the saga resumes.
 //
 // fresh: cur is a new saga that tx has not stored (Start.InTx, the
-// transaction of its order). Steps fold as above (startFolds), but the
+// transaction of its order). Steps fold as above (folds), but the
 // saga keeps no lease: after the last folded step the saga is inserted,
 // and the next command is written for the queue like any unchained one.
 // No message was delivered, so there is no inbox entry; m is the saga's
