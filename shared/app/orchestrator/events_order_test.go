@@ -18,7 +18,7 @@ import (
 // an aggregate's rows in creation order.
 func TestOutboxWriteNeverOvertakesAnOlderPendingRow(t *testing.T) {
 	ctx := context.Background()
-	s, err := sqlitestore.Open(ctx, filepath.Join(t.TempDir(), "ev.db"), sqlitestore.Options{})
+	s, err := sqlitestore.Open(ctx, filepath.Join(t.TempDir(), "ev.db"), sqlitestore.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func (p *recordingPublisher) PublishInTx(_ context.Context, _ store.Tx, events [
 // stored published and still returned, for Dispatch to count.
 func TestOutboxWritePublishesInTxOnlyWhatMayGoNow(t *testing.T) {
 	ctx := context.Background()
-	s, err := sqlitestore.Open(ctx, filepath.Join(t.TempDir(), "ev.db"), sqlitestore.Options{})
+	s, err := sqlitestore.Open(ctx, filepath.Join(t.TempDir(), "ev.db"), sqlitestore.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

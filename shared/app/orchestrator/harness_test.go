@@ -136,7 +136,7 @@ type envOpts struct {
 func newEnv(t *testing.T, o envOpts) *env {
 	t.Helper()
 	ctx := context.Background()
-	st, err := sqlitestore.Open(ctx, filepath.Join(t.TempDir(), "saga.db"), sqlitestore.Options{})
+	st, err := sqlitestore.Open(ctx, filepath.Join(t.TempDir(), "saga.db"), sqlitestore.Config{})
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}

@@ -64,9 +64,9 @@ func newTimedWorld(t *testing.T, inTx bool, provider func(w *timedWorld) payment
 	w := &timedWorld{t: t, e: e}
 	var err error
 	if inTx {
-		w.q, err = sqlitequeue.New(e.store.DB(), sqlitequeue.WithClock(e.clock.Now))
+		w.q, err = sqlitequeue.New(e.store.DB(), sqlitequeue.Config{Now: e.clock.Now})
 	} else {
-		w.q, err = sqlitequeue.Open(filepath.Join(t.TempDir(), "queue.db"), sqlitequeue.WithClock(e.clock.Now))
+		w.q, err = sqlitequeue.Open(filepath.Join(t.TempDir(), "queue.db"), sqlitequeue.Config{Now: e.clock.Now})
 	}
 	if err != nil {
 		t.Fatal(err)

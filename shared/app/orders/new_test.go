@@ -18,7 +18,7 @@ import (
 // A Service built with zero fields gets config's defaults and a random
 // UUID generator, so Create does not panic on a nil generator.
 func TestNewDefaultsAndRandomIDs(t *testing.T) {
-	st, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "orders.db"), sqlitestore.Options{})
+	st, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "orders.db"), sqlitestore.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
