@@ -264,31 +264,21 @@ func (a *Advancer) Handle(ctx context.Context, m Message) (Result, error) {
 		return a.done(Result{Status: StatusMalformed}), nil
 	}
 	start := time.Now()
-	var inst saga.Instance
-	var res Result
-	var next *chainNext
 	n := 1
 	// carry(k): the invocation may run step n+k of this Handle in place.
 	carry := func(k int) bool { return a.mayChain(ctx, start, n+k) }
-	if run, ok := a.inTxRun(ctx, cmd); ok {
-		// The step runs inside its save transaction: the token check, the
-		// step and its save are one transaction, with no lease of its own.
-		res, next, err = a.firstInTx(ctx, cmd, run, m, carry)
-		if err != nil {
-			return res, err
-		}
-		if next == nil {
-			return a.ack(res, cmd, m), nil
-		}
+	b, err := a.begin(ctx, cmd, m, carry)
+	if err != nil {
+		return b.res, err
+	}
+	inst, res, next := b.leased, b.res, b.saved.next
+	switch {
+	case res.Status == "":
+		// Leased: the step calls a participant; it runs below.
+	case res.Status == StatusProcessed && next != nil:
 		n += 1 + next.folded
-	} else {
-		inst, res, err = a.acquire(ctx, cmd)
-		if err != nil {
-			return Result{SagaID: cmd.SagaID}, err
-		}
-		if res.Status != "" {
-			return a.ack(res, cmd, m), nil
-		}
+	default:
+		return a.ack(res, cmd, m), nil
 	}
 	var consumed *outbox.Event
 	var known Known
@@ -376,8 +366,9 @@ func (a *Advancer) observeSaved(s saved, m Message) {
 // inTxRun prepares the step cmd names when its action runs inside the save
 // transaction (create_order, reserve_inventory, confirm_order, cancel_order
 // and confirm_order's compensation): such a step has no effect outside the
-// store, so nothing of it runs before the transaction. ok is false for a step that calls a participant (it takes
-// the lease first, see acquire) and for an impossible step.
+// store, so nothing of it runs before the transaction. ok is false for a
+// step that calls a participant (begin leases the saga for it) and for an
+// impossible step.
 func (a *Advancer) inTxRun(ctx context.Context, cmd saga.Command) (stepRun, bool) {
 	steps := a.c.Steps
 	dir := saga.PhaseOf(cmd.State)
@@ -387,41 +378,69 @@ func (a *Advancer) inTxRun(ctx context.Context, cmd saga.Command) (stepRun, bool
 	return a.run(ctx, saga.Instance{ID: cmd.SagaID, State: cmd.State, Step: cmd.Step}), true
 }
 
-// firstInTx handles the first step of a message when that step runs inside
-// its save transaction: one transaction checks the command's token against
-// the saga (as acquire does), runs the step and saves it (saveIn), so the
-// step costs no lease transaction. A concurrent advancer cannot run the
-// step twice: the lease is checked in the same serializable transaction
-// that writes the step's outcome and the new token, so of two such
-// transactions only one commits; the other fails, re-runs, and finds the
-// token moved (stale) or the lease taken (busy). With carry the save takes
-// the lease for the next step (chaining), exactly as a leased step's save.
-func (a *Advancer) firstInTx(ctx context.Context, cmd saga.Command, run stepRun, m Message, carry func(int) bool) (Result, *chainNext, error) {
-	now := a.now()
-	id := a.ids()
-	var s saved
+// begun is how a message's first transaction (begin) left the saga: res
+// says why the message is acknowledged without work (its Status), or, with
+// Status processed, that its step ran and was saved (saved, with the step
+// it left leased for chaining in saved.next); an empty Status means the
+// saga was leased for a step that calls a participant (leased).
+type begun struct {
+	res    Result
+	saved  saved
+	leased saga.Instance
+}
+
+// begin is a message's first transaction. It checks the command's token
+// against the saga (check) and then, in the same transaction, either
+// runs and saves the step (saveIn), when its action runs inside a save
+// transaction, or takes the saga's lease for a step that calls a
+// participant, which step then runs and saves. A step saved here takes no
+// lease transaction of its own, and cannot run twice: the lease is checked
+// in the same serializable transaction that writes the step's outcome and
+// the new token, so of two such transactions only one commits; the other
+// fails, re-runs, and finds the token moved (stale) or the lease taken
+// (busy). With carry the save takes the lease for the next step
+// (chaining), exactly as a leased step's save.
+func (a *Advancer) begin(ctx context.Context, cmd saga.Command, m Message, carry func(int) bool) (begun, error) {
+	run, inTx := a.inTxRun(ctx, cmd)
+	var now time.Time
+	var id ids
+	if inTx {
+		now, id = a.now(), a.ids() // every run of the transaction saves the same step
+	}
+	var b begun
 	err := a.c.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
+		b = begun{}
+		if !inTx {
+			now = a.now() // the lease starts when this run of the transaction does
+		}
 		cur, res, err := a.check(ctx, tx, cmd, now)
-		s = saved{res: res}
+		b.res = res
 		if err != nil || res.Status != "" {
 			return err
 		}
-		s, err = a.saveIn(ctx, tx, cur, Known{}, run, m, nil, carry, id, now, false)
-		return err
+		if inTx {
+			b.saved, err = a.saveIn(ctx, tx, saveReq{cur: cur, run: run, m: m, carry: carry, id: id, now: now})
+			b.res = b.saved.res
+			return err
+		}
+		prev := cur.Version
+		cur.Lease(a.c.Owner, now.Add(a.c.Lease), now)
+		b.leased = cur
+		return tx.UpdateSaga(ctx, cur, prev)
 	})
 	switch {
 	case errors.Is(err, errDuplicate):
-		return Result{Status: StatusDuplicate, SagaID: cmd.SagaID}, nil, nil
+		return begun{res: Result{Status: StatusDuplicate, SagaID: cmd.SagaID}}, nil
 	case errors.Is(err, errLostLease) || apperr.Is(err, apperr.Conflict):
 		// Another advancer wrote the saga between our read and write.
-		return Result{Status: StatusBusy, SagaID: cmd.SagaID}, nil, nil
+		return begun{res: Result{Status: StatusBusy, SagaID: cmd.SagaID}}, nil
 	case err != nil:
-		return Result{SagaID: cmd.SagaID, Step: run.name, Direction: run.dir}, nil, err
-	case s.res.Status != StatusProcessed:
-		return s.res, nil, nil
+		return begun{res: Result{SagaID: cmd.SagaID, Step: run.name, Direction: run.dir}}, err
 	}
-	a.saved(ctx, s, m)
-	return s.res, s.next, nil
+	if b.res.Status == StatusProcessed {
+		a.saved(ctx, b.saved, m)
+	}
+	return b, nil
 }
 
 // mayChain reports whether the invocation may run step n (1-based) of this
@@ -435,30 +454,6 @@ func (a *Advancer) mayChain(ctx context.Context, start time.Time, n int) bool {
 		return false
 	}
 	return true
-}
-
-// acquire takes the saga's lease if the command is current. It returns a
-// non-empty res.Status when the message is to be acknowledged without work.
-func (a *Advancer) acquire(ctx context.Context, cmd saga.Command) (saga.Instance, Result, error) {
-	var inst saga.Instance
-	var res Result
-	err := a.c.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
-		now := a.now()
-		cur, r, err := a.check(ctx, tx, cmd, now)
-		res = r
-		if err != nil || res.Status != "" {
-			return err
-		}
-		prev := cur.Version
-		cur.Lease(a.c.Owner, now.Add(a.c.Lease), now)
-		inst = cur
-		return tx.UpdateSaga(ctx, cur, prev)
-	})
-	if apperr.Is(err, apperr.Conflict) {
-		// Another advancer changed the saga between our read and write.
-		return saga.Instance{}, Result{Status: StatusBusy, SagaID: cmd.SagaID}, nil
-	}
-	return inst, res, err
 }
 
 // check reads the saga cmd is for and reports, in res.Status, why the

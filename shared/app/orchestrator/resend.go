@@ -128,18 +128,10 @@ func (r *Recovery) resendOne(ctx context.Context, id string) (dispatch []outbox.
 			}
 			gaveUp = true
 		} else {
-			prev := s.Version
-			next := now
-			if n := s.Data.UnconsumedResends; n > 0 {
-				// The next resend comes StuckAfter × 2^n from now.
-				next = now.Add(r.c.StuckAfter<<min(n, maxUnconsumedShift) - r.c.StuckAfter)
-			}
-			s.Resent(next, now)
-			counts = s.Data
-			if err := tx.UpdateSaga(ctx, s, prev); err != nil {
+			if events, err = r.resendIn(ctx, tx, &s, ids, now); err != nil {
 				return err
 			}
-			events = []outbox.Event{newAdvanceEvent(ids.advance, r.c.Shards, saga.CommandFor(s, saga.ReasonRecovery), chain(s, nil), now, now, r.c.Owner, r.c.DispatchLease)}
+			counts = s.Data
 		}
 		if dispatch, err = r.out.Write(ctx, tx, events, ""); err != nil {
 			return err
@@ -164,6 +156,22 @@ func (r *Recovery) resendOne(ctx context.Context, id string) (dispatch []outbox.
 			"resends", counts.Resends, "unconsumed_resends", counts.UnconsumedResends)
 	}
 	return dispatch, ok, gaveUp, nil
+}
+
+// resendIn records the resend of s at now in tx and returns its command
+// row: due now, or StuckAfter × 2^n from now after n resends in a row whose
+// commands were not consumed.
+func (r *Recovery) resendIn(ctx context.Context, tx store.Tx, s *saga.Instance, ids ids, now time.Time) ([]outbox.Event, error) {
+	prev := s.Version
+	next := now
+	if n := s.Data.UnconsumedResends; n > 0 {
+		next = now.Add(r.c.StuckAfter<<min(n, maxUnconsumedShift) - r.c.StuckAfter)
+	}
+	s.Resent(next, now)
+	if err := tx.UpdateSaga(ctx, *s, prev); err != nil {
+		return nil, err
+	}
+	return []outbox.Event{newAdvanceEvent(ids.advance, r.c.Shards, saga.CommandFor(*s, saga.ReasonRecovery), chain(*s, nil), now, now, r.c.Owner, r.c.DispatchLease)}, nil
 }
 
 // giveUpReason updates s's resend counts for one more resend at now

@@ -43,7 +43,7 @@ func (a *Advancer) save(ctx context.Context, inst saga.Instance, known Known, ru
 	var s saved
 	err := a.c.Store.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		var err error
-		s, err = a.saveIn(ctx, tx, inst, known, run, m, consumed, carry, id, now, false)
+		s, err = a.saveIn(ctx, tx, saveReq{cur: inst, known: known, run: run, m: m, consumed: consumed, carry: carry, id: id, now: now})
 		return err
 	})
 	if apperr.Is(err, apperr.Conflict) && a.moved(ctx, inst) {
@@ -108,6 +108,23 @@ func (a *Advancer) folds(next saga.Instance) bool {
 	return a.c.Steps.action(next.Step, dir).InTx != nil
 }
 
+// saveReq is what saveIn records: the saga as last seen (cur), the rows
+// earlier chained steps committed (known), the prepared step run, the
+// message it ran for (m) and the command row consumed in place (consumed),
+// the chaining budget (carry), the ids and time of every run of the
+// transaction (id, now), and whether cur is a new saga (fresh). See saveIn.
+type saveReq struct {
+	cur      saga.Instance
+	known    Known
+	run      stepRun
+	m        Message
+	consumed *outbox.Event
+	carry    func(int) bool
+	id       ids
+	now      time.Time
+	fresh    bool
+}
+
 // saveIn records one step outcome in tx: it runs an InTx action, applies
 // the transition, claims a delivered message in the inbox, appends the step log,
 // writes the next command and any order event, and on give-up fails the
@@ -140,129 +157,171 @@ func (a *Advancer) folds(next saga.Instance) bool {
 // and the next command is written for the queue like any unchained one.
 // No message was delivered, so there is no inbox entry; m is the saga's
 // first command, never written, which the first step's log line names.
-func (a *Advancer) saveIn(ctx context.Context, tx store.Tx, cur saga.Instance, known Known, run stepRun, m Message, consumed *outbox.Event, carry func(int) bool, id ids, now time.Time, fresh bool) (saved, error) {
-	s := saved{cur: cur, run: run} // afresh on every run of the transaction
-	expected := cur.Version
-	logMsg := m // the message the step's log line names
-	var changes []*orderChange
-	var d decision
-	var chained bool
-	var seq int
-	for fold := 0; ; fold++ {
-		r := &s.run
+func (a *Advancer) saveIn(ctx context.Context, tx store.Tx, q saveReq) (saved, error) {
+	f, err := a.fold(ctx, tx, q)
+	if err != nil {
+		return f.s, err
+	}
+	return a.record(ctx, tx, q, f)
+}
+
+// folding is where fold left a save: the steps run (s, with the last one's
+// saga, run and decision d), the order changes they made, whether the last
+// one keeps the lease for a chained step, and its step-log sequence.
+type folding struct {
+	s       saved
+	d       decision
+	changes []*orderChange
+	known   Known
+	logMsg  Message // the message the last step's log line names
+	chained bool
+	seq     int
+}
+
+// fold runs the step of q (its InTx action in tx) and decides its outcome;
+// while the next step is chained and runs inside a save transaction too
+// (folds), it logs the step and runs the next one here, in tx (see
+// saveIn). Every step's order change and dead letter is written as it is
+// decided; the saga row, the inbox entry, the last log line and the
+// commands are left to record.
+func (a *Advancer) fold(ctx context.Context, tx store.Tx, q saveReq) (folding, error) {
+	f := folding{s: saved{cur: q.cur, run: q.run}, known: q.known, logMsg: q.m} // afresh on every run of the transaction
+	now := q.now
+	for k := 0; ; k++ {
+		r := &f.s.run
 		var change *orderChange
 		var err error
 		if r.inTx != nil {
-			if change, err = runInTx(ctx, tx, a.participants(), &known, s.cur, r, now); err != nil {
-				return s, err
+			if change, err = runInTx(ctx, tx, a.participants(), &f.known, f.s.cur, r, now); err != nil {
+				return f, err
 			}
 		}
-		d = decide(s.cur, a.c.Steps.Table(), *r, now, retryPolicy{backoff: a.c.Backoff, outage: a.c.OutageBound})
-		chained = carry(fold) && d.cmd != nil && !d.next.NextAttemptAt.After(now) &&
-			(!fresh || (!d.gaveUp && a.folds(d.next)))
-		if chained {
+		d := decide(f.s.cur, a.c.Steps.Table(), *r, now, retryPolicy{backoff: a.c.Backoff, outage: a.c.OutageBound})
+		f.chained = q.carry(k) && d.cmd != nil && !d.next.NextAttemptAt.After(now) &&
+			(!q.fresh || (!d.gaveUp && a.folds(d.next)))
+		if f.chained {
 			// The save keeps the lease for the next step: no lease
 			// transaction per chained step.
 			d.next.KeepLease(a.c.Owner, now.Add(a.c.Lease))
 		}
 		if d.gaveUp {
 			if change, err = failOrder(ctx, tx, d.next, "compensation failed: "+d.next.LastError, now); err != nil {
-				return s, err
+				return f, err
 			}
-			known.order = nil
-			if err := deadLetter(ctx, tx, d.next, d.kind, chain(s.cur, m.Attributes), id.deadLetter, a.c.LoopLimit, now); err != nil {
-				return s, err
+			f.known.order = nil
+			if err := deadLetter(ctx, tx, d.next, d.kind, chain(f.s.cur, q.m.Attributes), q.id.deadLetter, a.c.LoopLimit, now); err != nil {
+				return f, err
 			}
 		}
-		if seq, err = logSeq(ctx, tx, s.cur); err != nil {
-			return s, err
+		if f.seq, err = logSeq(ctx, tx, f.s.cur); err != nil {
+			return f, err
 		}
-		d.next.Data.LogSeq = seq
+		d.next.Data.LogSeq = f.seq
+		f.d = d
 		if change != nil {
-			changes = append(changes, change)
+			f.changes = append(f.changes, change)
 		}
-		if !chained || d.gaveUp || !a.folds(d.next) {
-			break
+		if !f.chained || d.gaveUp || !a.folds(d.next) {
+			return f, nil
 		}
-		if err := appendLog(ctx, tx, s.cur, *r, d, logMsg, seq, now); err != nil {
-			return s, err
+		if err := appendLog(ctx, tx, f.s.cur, *r, d, f.logMsg, f.seq, now); err != nil {
+			return f, err
 		}
-		s.folded = append(s.folded, foldedStep{cur: s.cur, run: *r, d: d})
-		logMsg = Message{EventID: id.nth(fold)}
-		s.cur, s.run = d.next, id.run(ctx, a, fold, d.next)
+		f.s.folded = append(f.s.folded, foldedStep{cur: f.s.cur, run: *r, d: d})
+		f.logMsg = Message{EventID: q.id.nth(k)}
+		f.s.cur, f.s.run = d.next, q.id.run(ctx, a, k, d.next)
 	}
-	r := &s.run
-	cur = s.cur
-	meta := chain(cur, m.Attributes)
+}
+
+// record writes what fold decided for the last step: the saga row
+// (inserted for a fresh saga, else updated against the version it was
+// read at), the inbox entry of a delivered message, the step-log line, the
+// next command and the order events (through the outbox writer), and the
+// consumed command row; it leaves the chained step in s.next.
+func (a *Advancer) record(ctx context.Context, tx store.Tx, q saveReq, f folding) (saved, error) {
+	s, d, now := f.s, f.d, q.now
+	cur, r := s.cur, &s.run
+	meta := chain(cur, q.m.Attributes)
 	s.d = d
-	if fresh {
+	if q.fresh {
 		if err := tx.InsertSaga(ctx, d.next); err != nil {
 			return s, err
 		}
-	} else if err := tx.UpdateSaga(ctx, d.next, expected); err != nil {
+	} else if err := tx.UpdateSaga(ctx, d.next, q.cur.Version); err != nil {
 		if apperr.Is(err, apperr.Conflict) || apperr.Is(err, apperr.NotFound) {
 			return s, errLostLease
 		}
 		return s, err
 	}
-	if consumed == nil && !fresh {
+	if q.consumed == nil && !q.fresh {
 		// A delivered message is claimed in the inbox. A command row run in
 		// place needs no entry: the save moves the saga's token, so a copy
 		// of that row the relay sends later is stale (and one handled
 		// before this save commits moves the version this save expects).
-		if err := tx.InsertInbox(ctx, InboxConsumer, m.EventID, now, now.Add(a.c.InboxTTL)); err != nil {
+		if err := tx.InsertInbox(ctx, InboxConsumer, q.m.EventID, now, now.Add(a.c.InboxTTL)); err != nil {
 			if apperr.Is(err, apperr.Conflict) {
 				return s, errDuplicate
 			}
 			return s, err
 		}
 	}
-	if err := appendLog(ctx, tx, cur, *r, d, logMsg, seq, now); err != nil {
+	if err := appendLog(ctx, tx, cur, *r, d, f.logMsg, f.seq, now); err != nil {
 		return s, err
 	}
-	var events []outbox.Event
-	var cmdRow outbox.Event
-	if d.cmd != nil {
-		lease := a.c.DispatchLease
-		if chained {
-			lease = a.c.Lease // not dispatched: published only if this advancer dies
-		}
-		cmdRow = newAdvanceEvent(id.advance, a.c.Shards, *d.cmd, meta, d.next.NextAttemptAt, now, a.c.Owner, lease)
-		events = append(events, cmdRow)
-	}
-	for i, change := range changes {
-		eid := id.orderEvent
-		if i > 0 {
-			eid = id.nth(len(s.folded) + i - 1)
-		}
-		e, err := newOrderEvent(eid, a.c.Shards, change.eventType, change.order, meta, now, a.c.Owner, a.c.DispatchLease)
-		if err != nil {
-			return s, err
-		}
-		events = append(events, e)
+	events, cmdRow, err := a.rows(q, f, meta)
+	if err != nil {
+		return s, err
 	}
 	carried := ""
-	if chained {
+	if f.chained {
 		carried = cmdRow.ID
 	}
-	var err error
 	if events, err = a.out.Write(ctx, tx, events, carried); err != nil {
 		return s, err
 	}
-	if consumed != nil {
+	if q.consumed != nil {
 		// Last, after the reads of the outbox (Write), so the
 		// deferred write goes with the commit.
-		if err := markConsumed(ctx, tx, *consumed, now); err != nil {
+		if err := markConsumed(ctx, tx, *q.consumed, now); err != nil {
 			return s, err
 		}
 	}
-	if chained {
+	if f.chained {
 		events = without(events, cmdRow.ID)
-		s.next = &chainNext{inst: d.next, row: cmdRow, known: known, folded: len(s.folded)}
+		s.next = &chainNext{inst: d.next, row: cmdRow, known: f.known, folded: len(s.folded)}
 	}
 	s.events = events
 	s.res = Result{Status: StatusProcessed, SagaID: cur.ID, Step: r.name, Direction: r.dir, Outcome: d.outcome, State: d.next.State}
 	return s, nil
+}
+
+// rows builds the outbox rows of a save: the next command, if any
+// (leased to this advancer and not dispatched when chained: it is
+// published only if this advancer dies), and one event per order change.
+func (a *Advancer) rows(q saveReq, f folding, meta map[string]string) ([]outbox.Event, outbox.Event, error) {
+	var events []outbox.Event
+	var cmdRow outbox.Event
+	d := f.d
+	if d.cmd != nil {
+		lease := a.c.DispatchLease
+		if f.chained {
+			lease = a.c.Lease
+		}
+		cmdRow = newAdvanceEvent(q.id.advance, a.c.Shards, *d.cmd, meta, d.next.NextAttemptAt, q.now, a.c.Owner, lease)
+		events = append(events, cmdRow)
+	}
+	for i, change := range f.changes {
+		eid := q.id.orderEvent
+		if i > 0 {
+			eid = q.id.nth(len(f.s.folded) + i - 1)
+		}
+		e, err := newOrderEvent(eid, a.c.Shards, change.eventType, change.order, meta, q.now, a.c.Owner, a.c.DispatchLease)
+		if err != nil {
+			return nil, outbox.Event{}, err
+		}
+		events = append(events, e)
+	}
+	return events, cmdRow, nil
 }
 
 // chainNext is the step a save left leased to this advancer: the saga as

@@ -58,7 +58,7 @@ func (st *Start) InTx(ctx context.Context, tx store.Tx, inst saga.Instance, o or
 	st.m = Message{EventID: first.ID, Body: first.Payload, Attributes: first.Attributes()}
 	run := st.id.run(ctx, a, -1, inst)
 	carry := func(k int) bool { return k+1 < a.c.MaxChainSteps }
-	s, err := a.saveIn(ctx, tx, inst, Known{order: &o}, run, st.m, nil, carry, st.id, a.now(), true)
+	s, err := a.saveIn(ctx, tx, saveReq{cur: inst, known: Known{order: &o}, run: run, m: st.m, carry: carry, id: st.id, now: a.now(), fresh: true})
 	if err != nil {
 		return false, err
 	}

@@ -207,44 +207,71 @@ type Report struct {
 // (leased) until recorded, so the next round never holds a later row of an
 // aggregate whose earlier row is still being sent.
 func (r *Relay) Run(ctx context.Context, budget time.Duration) (Report, error) {
-	start := r.cfg.Now()
-	var rep Report
-	rep.Stopped = "drained"
-	stop := func() bool {
-		if budget > 0 && r.cfg.Now().Sub(start) >= budget {
-			return true
-		}
-		dl, ok := ctx.Deadline()
-		return ok && time.Until(dl) < 2*time.Second
+	p := &pipeline{r: r, ctx: ctx, start: r.cfg.Now(), budget: budget}
+	p.rep.Stopped = "drained"
+	if err := p.run(); err != nil {
+		p.rep.Stopped = "error"
+		r.fillBacklog(ctx, &p.rep)
+		return p.rep, err
 	}
-	fail := func(err error) (Report, error) {
-		rep.Stopped = "error"
-		r.fillBacklog(ctx, &rep)
-		return rep, err
+	if p.rep.Stopped == "drained" && p.rep.Blocked > 0 {
+		p.rep.Stopped = "blocked"
 	}
-	var claimed []outbox.Event
-	if stop() {
-		rep.Stopped = "deadline"
-	} else {
-		var err error
-		if claimed, err = r.claimRound(ctx, &rep); err != nil {
-			return fail(err)
-		}
+	r.fillBacklog(ctx, &p.rep)
+	return p.rep, nil
+}
+
+// pipeline is one Run: each round's rows are sent while the round before
+// is recorded and the next one claimed.
+type pipeline struct {
+	r      *Relay
+	ctx    context.Context
+	start  time.Time
+	budget time.Duration
+	rep    Report
+}
+
+// stop reports whether the run must claim no more: its budget is spent,
+// or its context's deadline is less than 2 s away.
+func (p *pipeline) stop() bool {
+	if p.budget > 0 && p.r.cfg.Now().Sub(p.start) >= p.budget {
+		return true
+	}
+	dl, ok := p.ctx.Deadline()
+	return ok && time.Until(dl) < 2*time.Second
+}
+
+// claim claims the next round unless the run must stop (then Stopped is
+// "deadline").
+func (p *pipeline) claim() ([]outbox.Event, error) {
+	if p.stop() {
+		p.rep.Stopped = "deadline"
+		return nil, nil
+	}
+	return p.r.claimRound(p.ctx, &p.rep)
+}
+
+// run claims, sends and records rounds until the outbox is drained, the
+// run must stop, or the store fails.
+func (p *pipeline) run() error {
+	claimed, err := p.claim()
+	if err != nil {
+		return err
 	}
 	var sent []outcome // sent by the previous round, not recorded yet
 	for {
 		var inflight chan []outcome
 		if len(claimed) > 0 {
 			inflight = make(chan []outcome, 1)
-			go func(evs []outbox.Event) { inflight <- r.send(ctx, evs) }(claimed)
+			go func(evs []outbox.Event) { inflight <- p.r.send(p.ctx, evs) }(claimed)
 		}
 		recorded := false
 		if sent != nil {
-			if err := r.recordRound(ctx, sent, &rep); err != nil {
+			if err := p.r.recordRound(p.ctx, sent, &p.rep); err != nil {
 				if inflight != nil {
 					<-inflight // its rows stay leased and are sent again after the lease
 				}
-				return fail(err)
+				return err
 			}
 			sent, recorded = nil, true
 		}
@@ -253,39 +280,27 @@ func (r *Relay) Run(ctx context.Context, budget time.Duration) (Report, error) {
 			// recorded, so it could not take the rows that round unblocked
 			// (the next event of an aggregate whose earlier one was just
 			// published). Claim once more before calling the outbox drained.
-			if !recorded || stop() {
-				break
+			if !recorded || p.stop() {
+				return nil
 			}
-			var err error
-			if claimed, err = r.claimRound(ctx, &rep); err != nil {
-				return fail(err)
+			if claimed, err = p.r.claimRound(p.ctx, &p.rep); err != nil {
+				return err
 			}
 			if len(claimed) == 0 {
-				break
+				return nil
 			}
 			continue
 		}
-		var next []outbox.Event
-		var claimErr error
-		if stop() {
-			rep.Stopped = "deadline"
-		} else {
-			next, claimErr = r.claimRound(ctx, &rep)
-		}
+		next, claimErr := p.claim()
 		sent = <-inflight
 		if claimErr != nil {
-			if err := r.recordRound(ctx, sent, &rep); err != nil {
-				return fail(err)
+			if err := p.r.recordRound(p.ctx, sent, &p.rep); err != nil {
+				return err
 			}
-			return fail(claimErr)
+			return claimErr
 		}
 		claimed = next
 	}
-	if rep.Stopped == "drained" && rep.Blocked > 0 {
-		rep.Stopped = "blocked"
-	}
-	r.fillBacklog(ctx, &rep)
-	return rep, nil
 }
 
 // claimRound claims one batch from each shard and counts them in rep.

@@ -134,27 +134,6 @@ func (c *checker) acceptedPublished() {
 	}
 }
 
-// outageCancel: no order was cancelled because the payment step gave up on
-// transient failures (retries exhausted, or an open breaker) — the provider
-// accepts every amount up to its decline limit, so a cancellation at
-// process_payment of such an order means an outage cancelled it.
-func (c *checker) outageCancel() {
-	limit := c.w.cfg.Payment.DeclineAbove
-	for _, id := range c.s.sagaIDs {
-		inst := c.s.sagas[id]
-		if inst.State != saga.StateCompensated || inst.Data.TotalMinor > limit {
-			continue
-		}
-		for _, e := range c.s.logs[id] {
-			if e.Step == saga.StepProcessPayment && e.Direction == saga.Forward && e.Outcome == saga.OutcomeFailed {
-				c.fail("order %s (total %d, under the decline limit %d) was cancelled by a provider outage at attempt %d: %s",
-					inst.Data.OrderID, inst.Data.TotalMinor, limit, e.Attempt, text.Clip(e.Error, 160))
-				break
-			}
-		}
-	}
-}
-
 // deadOfUnfinished counts, per unfinished saga, the dead letters that name
 // it or its order, plus the outbox rows of the saga not yet published.
 func (w *world) deadOfUnfinished(ctx context.Context) (map[string]int, error) {

@@ -30,14 +30,21 @@ type faultyStore struct {
 
 var _ store.Store = (*faultyStore)(nil)
 
-// errAfterTx is the injected failure of a transaction after its work.
-var errAfterTx = apperr.New(apperr.Transient, "chaos: transaction aborted after its work")
+// The store's injected failures: a transaction refused before its
+// closure runs, one failed after its work (rolled back), a read refused.
+// The outage-cancel check tells them from the provider's failures by
+// their text in the saga's step log (harnessFault).
+var (
+	errStoreDown = apperr.New(apperr.Transient, "chaos: store unavailable")
+	errAfterTx   = apperr.New(apperr.Transient, "chaos: transaction aborted after its work")
+	errReadsDown = apperr.New(apperr.Transient, "chaos: store unavailable for reads")
+)
 
 // InTx implements store.Store (contract of the inner store, plus injected
 // Transient errors).
 func (s *faultyStore) InTx(ctx context.Context, fn func(ctx context.Context, tx store.Tx) error) error {
 	if s.in.fire(s.faults, "store_before_tx", s.f.StoreBefore) {
-		return apperr.New(apperr.Transient, "chaos: store unavailable")
+		return errStoreDown
 	}
 	if !s.in.fire(nil, "", s.f.StoreAfter) {
 		return s.inner.InTx(ctx, fn)
@@ -57,7 +64,7 @@ func (s *faultyStore) InTx(ctx context.Context, fn func(ctx context.Context, tx 
 // View implements store.Store.
 func (s *faultyStore) View(ctx context.Context, fn func(ctx context.Context, tx store.Tx) error) error {
 	if s.in.fire(s.faults, "store_view", s.f.StoreView) {
-		return apperr.New(apperr.Transient, "chaos: store unavailable for reads")
+		return errReadsDown
 	}
 	return s.inner.View(ctx, fn)
 }

@@ -73,7 +73,7 @@ type Faults struct {
 func DefaultFaults() Faults {
 	return Faults{
 		APIDropDispatch: 0.10, AdvancerDropDispatch: 0.08, RecoveryDropDispatch: 0.2, RelayCrashAfterSend: 0.15,
-		CrashAfterStep: 0.10, CrashAfterComp: 0.10, CrashInSave: 0.04, InvocationCrash: 0.04, LostAck: 0.04, PoisonMessage: 0.01,
+		CrashAfterStep: 0.10, CrashAfterComp: 0.10, CrashInSave: 0.20, InvocationCrash: 0.04, LostAck: 0.04, PoisonMessage: 0.01,
 		DuplicateInvoke: 0.10, StaleRedeliver: 0.05, BatchesPerTick: 3,
 		StepTransient: 0.03, ConfirmRejected: 0.04, CompensationDies: 0.01,
 		StoreBefore: 0.02, StoreAfter: 0.02, StoreView: 0.01,
@@ -254,6 +254,13 @@ var untagged atomic.Uint64
 // sequential run the numbers follow the run's own order, so they replay).
 func (w *world) invoked(ctx context.Context) context.Context {
 	return context.WithValue(ctx, invocationKey{}, w.invocations.Add(1))
+}
+
+// invoking reports whether ctx belongs to an advancer invocation of the
+// run (tagged by invoked).
+func invoking(ctx context.Context) bool {
+	_, ok := ctx.Value(invocationKey{}).(uint64)
+	return ok
 }
 
 // invocation names the invocation ctx belongs to ("i<n>"), or, for an

@@ -361,8 +361,16 @@ func (w *world) wireFaults(a *app.App, n uint64) {
 	// A step's faults are keyed by the step run (stepKey): an action inside
 	// a save transaction is asked again when the store runs the
 	// transaction again, and must get the same answer.
+	//
+	// Only an advancer invocation's steps get step faults: the steps a new
+	// order's transaction runs (orchestrator.Start) belong to an API
+	// request, whose crashes and failures are the store decorator's and
+	// the API's own (a crash there rolls the whole order back).
 	adv.Steps = orchestrator.InjectFaults(adv.Steps, orchestrator.Faults{
 		CrashAfter: func(ctx context.Context, at orchestrator.FaultPoint) error {
+			if !invoking(ctx) {
+				return nil
+			}
 			kind, p := "step_after_effect", f.CrashAfterStep
 			switch {
 			case at.InTx:
@@ -376,6 +384,9 @@ func (w *world) wireFaults(a *app.App, n uint64) {
 			return nil
 		},
 		Fail: func(ctx context.Context, at orchestrator.FaultPoint) error {
+			if !invoking(ctx) {
+				return nil
+			}
 			key := stepKey(ctx, at)
 			switch {
 			case at.Dir == saga.Compensate && w.in.keyed(w.faultsN, "compensation_gave_up", f.CompensationDies, key):
@@ -383,7 +394,7 @@ func (w *world) wireFaults(a *app.App, n uint64) {
 			case at.Dir == saga.Forward && at.Step == saga.StepConfirmOrder && w.in.keyed(w.faultsN, "confirm_rejected", f.ConfirmRejected, key):
 				return apperr.New(apperr.Rejected, "chaos: confirmation refused")
 			case w.in.keyed(w.faultsN, "step_transient", f.StepTransient, key):
-				return apperr.New(apperr.Transient, "chaos: %s unavailable", at.Step)
+				return stepUnavailable(at.Step)
 			}
 			return nil
 		},
