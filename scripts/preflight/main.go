@@ -175,7 +175,7 @@ func openQueue(o options) (queue.Queue, queueAdmin, func(), line) {
 			if err != nil {
 				return nil, nil, func() {}, bad("", "temporary directory: %v", err)
 			}
-			q, err := sqlitequeue.Open(filepath.Join(dir, "queue.db"))
+			q, err := sqlitequeue.Open(filepath.Join(dir, "queue.db"), sqlitequeue.Config{})
 			if err != nil {
 				return nil, nil, func() {}, bad("go test ./shared/adapters/sqlitequeue/", "embedded queue: %v", err)
 			}

@@ -24,11 +24,15 @@ type provider struct {
 }
 
 func startProvider(seed uint64) (*provider, error) {
+	sim, err := paymentsim.New(paymentsim.Config{Seed: seed})
+	if err != nil {
+		return nil, err
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	p := &provider{sim: paymentsim.New(paymentsim.Config{Seed: seed})}
+	p := &provider{sim: sim}
 	p.srv = &http.Server{Handler: p.sim.Handler(), ReadHeaderTimeout: 5 * time.Second}
 	p.url = "http://" + ln.Addr().String()
 	go func() { _ = p.srv.Serve(ln) }()

@@ -13,6 +13,7 @@
 package paymentsim
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
@@ -22,14 +23,17 @@ import (
 	"ordersaga/shared/app/payments"
 	"ordersaga/shared/domain/apperr"
 	"ordersaga/shared/kit/resilience"
+	"ordersaga/shared/kit/validate"
 )
 
 // DefaultDeclineAbove is the largest amount (minor units) charged without a decline.
 const DefaultDeclineAbove = 1_000_000
 
-// Config configures a Sim. The zero value is a well-behaved provider.
+// Config configures a Sim (New). Zero fields take the defaults named;
+// negative ones are refused. The zero value is a well-behaved provider.
 type Config struct {
-	// DeclineAbove declines charges with a larger amount; 0 means DefaultDeclineAbove.
+	// DeclineAbove declines charges with a larger amount (default
+	// DefaultDeclineAbove).
 	DeclineAbove int64
 	// FailureRate in [0,1] is the probability that a request fails with 503
 	// (Transient) before doing anything.
@@ -37,7 +41,7 @@ type Config struct {
 	// LostAnswerRate in [0,1] is the probability that a request takes effect
 	// but its caller is told 503 (Transient): the answer was "lost".
 	LostAnswerRate float64
-	// Latency is added to every request (through Sleep).
+	// Latency is added to every request (through Sleep); zero adds none.
 	Latency time.Duration
 	// Seed seeds the fault randomness.
 	Seed uint64
@@ -96,13 +100,34 @@ type Sim struct {
 
 var _ payments.Provider = (*Sim)(nil)
 
-// New returns a simulator configured by cfg.
-func New(cfg Config) *Sim {
-	if cfg.DeclineAbove <= 0 {
-		cfg.DeclineAbove = DefaultDeclineAbove
+// Validate reports what New would refuse: a negative DeclineAbove or
+// Latency, a FailureRate or LostAnswerRate outside [0,1]. Errors are
+// apperr.Invalid and name the fields.
+func (c Config) Validate() error {
+	var p validate.Problems
+	validate.NotNegative(&p, "DeclineAbove", c.DeclineAbove)
+	validate.NotNegative(&p, "FailureRate", c.FailureRate)
+	validate.AtMost(&p, "FailureRate", c.FailureRate, 1)
+	validate.NotNegative(&p, "LostAnswerRate", c.LostAnswerRate)
+	validate.AtMost(&p, "LostAnswerRate", c.LostAnswerRate, 1)
+	validate.NotNegative(&p, "Latency", c.Latency)
+	return p.Err("paymentsim.New")
+}
+
+// setDefaults gives each zero field of c its documented default.
+func (c *Config) setDefaults() {
+	c.DeclineAbove = cmp.Or(c.DeclineAbove, DefaultDeclineAbove)
+}
+
+// New returns a simulator configured by cfg. It fails (apperr.Invalid,
+// naming the fields) on what Config.Validate refuses.
+func New(cfg Config) (*Sim, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
+	cfg.setDefaults()
 	return &Sim{cfg: cfg, rnd: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x5bd1e995)),
-		charges: map[string]*chargeRec{}, refunds: map[string]refundRec{}}
+		charges: map[string]*chargeRec{}, refunds: map[string]refundRec{}}, nil
 }
 
 // SetFaults changes the failure and lost-answer rates and the latency at

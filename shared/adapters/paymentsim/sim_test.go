@@ -31,7 +31,7 @@ func do(t *testing.T, h http.Handler, method, path, key, body string) (int, map[
 }
 
 func TestHandler(t *testing.T) {
-	sim := paymentsim.New(paymentsim.Config{})
+	sim := mustNew(t, paymentsim.Config{})
 	h := sim.Handler()
 	tests := []struct {
 		name, method, path, key, body string
@@ -75,7 +75,7 @@ func TestHandler(t *testing.T) {
 func TestInjectedFaultsAreSeededAndEffectful(t *testing.T) {
 	ctx := context.Background()
 	run := func(seed uint64) (pattern string, c paymentsim.Counters) {
-		sim := paymentsim.New(paymentsim.Config{FailureRate: 0.3, LostAnswerRate: 0.2, Seed: seed})
+		sim := mustNew(t, paymentsim.Config{FailureRate: 0.3, LostAnswerRate: 0.2, Seed: seed})
 		var b strings.Builder
 		for i := 0; i < 200; i++ {
 			_, err := sim.Charge(ctx, fmt.Sprintf("k%d", i), 10, "RUB")
@@ -110,7 +110,7 @@ func TestInjectedFaultsAreSeededAndEffectful(t *testing.T) {
 
 func TestLatencyUsesInjectedSleep(t *testing.T) {
 	var slept []time.Duration
-	sim := paymentsim.New(paymentsim.Config{Latency: 250 * time.Millisecond,
+	sim := mustNew(t, paymentsim.Config{Latency: 250 * time.Millisecond,
 		Sleep: func(_ context.Context, d time.Duration) error { slept = append(slept, d); return nil }})
 	if _, err := sim.Charge(context.Background(), "k", 1, "RUB"); err != nil {
 		t.Fatal(err)
@@ -118,7 +118,7 @@ func TestLatencyUsesInjectedSleep(t *testing.T) {
 	if len(slept) != 1 || slept[0] != 250*time.Millisecond {
 		t.Errorf("slept %v, want [250ms]", slept)
 	}
-	sim = paymentsim.New(paymentsim.Config{Latency: time.Hour})
+	sim = mustNew(t, paymentsim.Config{Latency: time.Hour})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if _, err := sim.Charge(ctx, "k", 1, "RUB"); !apperr.Is(err, apperr.Transient) {
@@ -130,7 +130,7 @@ func TestLatencyUsesInjectedSleep(t *testing.T) {
 // failures on and off at run time; the lost-answer rate must survive it.
 func TestSetFailureRateKeepsOtherFaults(t *testing.T) {
 	ctx := context.Background()
-	sim := paymentsim.New(paymentsim.Config{LostAnswerRate: 1})
+	sim := mustNew(t, paymentsim.Config{LostAnswerRate: 1})
 	sim.SetFailureRate(1)
 	if got := sim.FailureRate(); got != 1 {
 		t.Fatalf("FailureRate = %v, want 1", got)

@@ -10,7 +10,7 @@ import (
 // A delivery is found by its receipt handle through the partial index of
 // received messages (a send writes no entry into it).
 func TestReceiptHandleLookupsUseThePartialIndex(t *testing.T) {
-	q, err := Open(filepath.Join(t.TempDir(), "q.db"))
+	q, err := Open(filepath.Join(t.TempDir(), "q.db"), Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,7 +40,7 @@ func newInTxFixture(t *testing.T) *inTxFixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := New(st.DB())
+	q, err := New(st.DB(), Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func sendInTx(t *testing.T, ctx context.Context, q *Queue, tx store.Tx, url stri
 func TestSendInTxInvisibleUntilCommit(t *testing.T) {
 	f := newInTxFixture(t)
 	// A second handle on the file, as another process would have.
-	other, err := Open(f.path)
+	other, err := Open(f.path, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +261,7 @@ func TestSendInTxRefusesForeignTransactions(t *testing.T) {
 	t.Cleanup(func() { _ = st2.Close() })
 	// A queue Opened on the store's own file: same database file, but its
 	// own handle, so it must not write through the store's transaction.
-	sameFile, err := Open(f.path)
+	sameFile, err := Open(f.path, Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -25,7 +25,7 @@ func TestSharedDatabase(t *testing.T) {
 	if _, err := db.Exec(`CREATE TABLE orders (id TEXT PRIMARY KEY)`); err != nil {
 		t.Fatal(err)
 	}
-	q1, err := New(db)
+	q1, err := New(db, Config{})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}

@@ -94,66 +94,18 @@ func (c *Config) setDefaults() {
 	c.BusyTimeout = cmp.Or(c.BusyTimeout, DefaultBusyTimeout)
 }
 
-// Option is what Open and New take: a Config, or one of the deprecated
-// With* functions that set a single field of it.
-type Option interface{ apply(*Config) }
-
-// apply makes a Config an Option: it sets every non-zero field of c.
-func (c Config) apply(dst *Config) {
-	if c.Now != nil {
-		dst.Now = c.Now
-	}
-	if c.NewID != nil {
-		dst.NewID = c.NewID
-	}
-	if c.PollInterval != 0 {
-		dst.PollInterval = c.PollInterval
-	}
-	if c.BusyTimeout != 0 {
-		dst.BusyTimeout = c.BusyTimeout
-	}
-}
-
-type optionFunc func(*Config)
-
-func (f optionFunc) apply(c *Config) { f(c) }
-
-// WithClock sets Config.Now.
-//
-// Deprecated: pass Config{Now: now}.
-func WithClock(now func() time.Time) Option { return optionFunc(func(c *Config) { c.Now = now }) }
-
-// WithIDs sets Config.NewID.
-//
-// Deprecated: pass Config{NewID: newID}.
-func WithIDs(newID func() string) Option { return optionFunc(func(c *Config) { c.NewID = newID }) }
-
-// WithPollInterval sets Config.PollInterval.
-//
-// Deprecated: pass Config{PollInterval: d}.
-func WithPollInterval(d time.Duration) Option {
-	return optionFunc(func(c *Config) { c.PollInterval = d })
-}
-
-// WithBusyTimeout sets Config.BusyTimeout.
-//
-// Deprecated: pass Config{BusyTimeout: d}.
-func WithBusyTimeout(d time.Duration) Option {
-	return optionFunc(func(c *Config) { c.BusyTimeout = d })
-}
-
 // Open opens (creating if needed) the SQLite database file at path in WAL
 // mode with a busy timeout, creates the queue tables and returns a Queue that
-// owns the database: Close closes it. Pass at most one Config (the With*
-// options are deprecated); its zero fields take their defaults. Errors:
-// Invalid for a bad path or a negative setting (naming the field).
-func Open(path string, opts ...Option) (*Queue, error) {
+// owns the database: Close closes it. cfg's zero fields take their
+// defaults. Errors: Invalid for a bad path or a negative setting (naming the
+// field).
+func Open(path string, cfg Config) (*Queue, error) {
 	// An in-memory database would be a different one on each pooled
 	// connection; a '?' or '#' would break the DSN.
 	if path == "" || strings.Contains(path, ":memory:") || strings.ContainsAny(path, "?#") {
 		return nil, apperr.New(apperr.Invalid, "sqlitequeue: bad database path %q (want a file path)", path)
 	}
-	c, err := configure(opts)
+	c, err := configure(cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -174,24 +126,20 @@ func Open(path string, opts ...Option) (*Queue, error) {
 // New returns a Queue over an existing database handle (for example the one
 // the SQLite store uses) and creates the queue tables if missing. The handle
 // should have a busy_timeout (and preferably WAL) configured; Close does not
-// close it. Options and errors as for Open.
-func New(db *sql.DB, opts ...Option) (*Queue, error) {
+// close it. cfg and errors as for Open (cfg.BusyTimeout is not used).
+func New(db *sql.DB, cfg Config) (*Queue, error) {
 	if db == nil {
 		return nil, apperr.New(apperr.Invalid, "sqlitequeue: nil *sql.DB")
 	}
-	c, err := configure(opts)
+	c, err := configure(cfg)
 	if err != nil {
 		return nil, err
 	}
 	return newQueue(db, false, c)
 }
 
-// configure applies opts to a zero Config, validates it and sets its defaults.
-func configure(opts []Option) (Config, error) {
-	var c Config
-	for _, o := range opts {
-		o.apply(&c)
-	}
+// configure validates c and sets its defaults.
+func configure(c Config) (Config, error) {
 	if err := c.Validate(); err != nil {
 		return Config{}, err
 	}

@@ -190,11 +190,11 @@ func TestBadURLs(t *testing.T) {
 
 func TestOpenRejectsBadPaths(t *testing.T) {
 	for _, p := range []string{"", ":memory:", "x.db?mode=ro", "x#y"} {
-		if _, err := Open(p); !apperr.Is(err, apperr.Invalid) {
+		if _, err := Open(p, Config{}); !apperr.Is(err, apperr.Invalid) {
 			t.Errorf("Open(%q) = %v, want Invalid", p, err)
 		}
 	}
-	if _, err := New(nil); !apperr.Is(err, apperr.Invalid) {
+	if _, err := New(nil, Config{}); !apperr.Is(err, apperr.Invalid) {
 		t.Errorf("New(nil) = %v, want Invalid", err)
 	}
 }

@@ -37,7 +37,7 @@ type checkpointer struct {
 	kick chan struct{}
 	stop chan struct{}
 	done chan struct{}
-	// ran, if set, is called after each checkpoint (Options.OnCheckpoint).
+	// ran, if set, is called after each checkpoint (Config.OnCheckpoint).
 	ran func(busy, logFrames, checkpointed int, err error)
 }
 

@@ -71,11 +71,6 @@ type Config struct {
 	OnCheckpoint func(busy, logFrames, checkpointed int, err error)
 }
 
-// Options is the former name of Config.
-//
-// Deprecated: use Config.
-type Options = Config
-
 // Validate reports what Open would refuse of c: a negative MaxOpenConns or
 // BusyTimeout. Errors are apperr.Invalid and name the fields.
 func (c Config) Validate() error {

@@ -41,7 +41,7 @@ func fakeApp(t *testing.T) (*app.App, *ydbstore.FakeYDB, config.Config, queue.Qu
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	q, err := sqlitequeue.Open(filepath.Join(t.TempDir(), "queue.db"))
+	q, err := sqlitequeue.Open(filepath.Join(t.TempDir(), "queue.db"), sqlitequeue.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -17,6 +17,7 @@ import (
 	"ordersaga/shared/domain/store"
 	"ordersaga/shared/kit/config"
 	"ordersaga/shared/kit/resilience"
+	"ordersaga/shared/kit/validate"
 )
 
 // InboxConsumer is the advancer's consumer name in the inbox table.
@@ -105,14 +106,20 @@ const (
 )
 
 // NewAdvancer builds an Advancer from cfg with its defaults applied.
-// Errors: Invalid when a required port is missing, the backoff's cap is
-// below its base, or a step of the table lacks an action.
+// Errors: Invalid when a required port is missing, a setting is negative
+// or the backoff's cap is below its base (naming every such field), the
+// lease does not exceed the longest step timeout, or a step of the table
+// lacks an action.
 func NewAdvancer(cfg AdvancerConfig) (*Advancer, error) {
 	cfg.setDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Advancer{c: cfg, out: outboxwrite.New(cfg.Dispatcher, cfg.DispatchTimeout)}, nil
+	out, err := outboxwrite.New(outboxwrite.Config{Dispatcher: cfg.Dispatcher, Timeout: cfg.DispatchTimeout})
+	if err != nil {
+		return nil, err
+	}
+	return &Advancer{c: cfg, out: out}, nil
 }
 
 // Config returns the advancer's configuration with its defaults applied
@@ -132,7 +139,7 @@ func (c *AdvancerConfig) setDefaults() {
 	setDuration(&c.Lease, DefaultLease)
 	setDuration(&c.InboxTTL, DefaultInboxTTL)
 	setDuration(&c.DispatchLease, DefaultDispatchLease)
-	if c.Dispatcher == nil {
+	if c.Dispatcher == nil && c.DispatchLease > 0 {
 		c.DispatchLease = 0 // nobody dispatches: the relay may take every row at once
 	}
 	setDuration(&c.DispatchTimeout, DefaultDispatchTimeout)
@@ -158,19 +165,31 @@ func (c *AdvancerConfig) setDefaults() {
 }
 
 // validate refuses a configuration without its ports, with a negative
-// setting, a backoff cap below its base, a lease that does not exceed the
-// longest step timeout (CheckLease), or a bad step table.
+// setting or a backoff cap below its base (one apperr.Invalid naming every
+// such field), then a lease that does not exceed the longest step timeout
+// (CheckLease) or a bad step table. It runs on c with its defaults applied,
+// which only fill zero fields.
 func (c *AdvancerConfig) validate() error {
-	switch {
-	case c.Store == nil || c.Inventory == nil || c.Payments == nil:
-		return apperr.New(apperr.Invalid, "orchestrator: the advancer needs a Store, an Inventory and a Payments participant")
-	case c.Backoff.Base < 0 || c.Backoff.Cap < 0 || c.OutageBound < 0 || c.Lease < 0 || c.InboxTTL < 0 ||
-		c.DispatchLease < 0 || c.DispatchTimeout < 0 || c.ChainBudget < 0:
-		return apperr.New(apperr.Invalid, "orchestrator: advancer durations must not be negative")
-	case c.Shards < 0 || c.LoopLimit < 0 || c.MaxChainSteps < 0:
-		return apperr.New(apperr.Invalid, "orchestrator: advancer Shards, LoopLimit and MaxChainSteps must not be negative")
-	case c.Backoff.Cap < c.Backoff.Base:
-		return apperr.New(apperr.Invalid, "orchestrator: saga backoff cap %s is below its base %s", c.Backoff.Cap, c.Backoff.Base)
+	var p validate.Problems
+	p.Require(c.Store != nil, "Store")
+	p.Require(c.Inventory != nil, "Inventory")
+	p.Require(c.Payments != nil, "Payments")
+	for _, d := range []struct {
+		field string
+		v     time.Duration
+	}{{"Backoff.Base", c.Backoff.Base}, {"Backoff.Cap", c.Backoff.Cap}, {"OutageBound", c.OutageBound},
+		{"Lease", c.Lease}, {"InboxTTL", c.InboxTTL}, {"DispatchLease", c.DispatchLease},
+		{"DispatchTimeout", c.DispatchTimeout}, {"ChainBudget", c.ChainBudget}} {
+		validate.NotNegative(&p, d.field, d.v)
+	}
+	validate.NotNegative(&p, "Shards", c.Shards)
+	validate.NotNegative(&p, "LoopLimit", c.LoopLimit)
+	validate.NotNegative(&p, "MaxChainSteps", c.MaxChainSteps)
+	if c.Backoff.Base >= 0 && c.Backoff.Cap >= 0 && c.Backoff.Cap < c.Backoff.Base {
+		p.Add("Backoff.Cap", "must be at least Backoff.Base (%s) (got %s)", c.Backoff.Base, c.Backoff.Cap)
+	}
+	if err := p.Err("orchestrator.NewAdvancer"); err != nil {
+		return err
 	}
 	if err := CheckLease(c.Lease, c.Steps); err != nil {
 		return err

@@ -39,18 +39,21 @@ func TestShortOutageNeverCancelsAnOrder(t *testing.T) {
 	def := config.Default()
 	outageEnd := e.clock.Now().Add(time.Second)
 	opened := 0
-	policy := payments.NewPolicy(payments.PolicyConfig{
-		MaxConcurrent: def.Payment.MaxConcurrent, AttemptTimeout: def.Payment.Timeout,
-		Breaker: resilience.BreakerConfig{FailureThreshold: def.Payment.BreakerThreshold, OpenTimeout: def.Payment.BreakerOpenFor,
-			Now: e.clock.Now, OnStateChange: func(_ string, _, to resilience.State) {
-				if to == resilience.StateOpen {
-					opened++
-				}
-			}},
-		Sleep: func(context.Context, time.Duration) error { return nil },
-	})
-	e.payVia.Provider = payments.NewGuardedProvider(outageProvider{Provider: e.sim,
-		down: func() bool { return e.clock.Now().Before(outageEnd) }}, policy)
+	guarded := must(payments.NewGuarded(payments.GuardedConfig{
+		Provider: outageProvider{Provider: e.sim, down: func() bool { return e.clock.Now().Before(outageEnd) }},
+		Policy: payments.PolicyConfig{
+			MaxConcurrent: def.Payment.MaxConcurrent, AttemptTimeout: def.Payment.Timeout,
+			Breaker: resilience.BreakerConfig{FailureThreshold: def.Payment.BreakerThreshold, OpenTimeout: def.Payment.BreakerOpenFor,
+				Now: e.clock.Now, OnStateChange: func(_ string, _, to resilience.State) {
+					if to == resilience.StateOpen {
+						opened++
+					}
+				}},
+			Sleep: func(context.Context, time.Duration) error { return nil },
+		},
+	}))(t)
+	policy := guarded.Policy
+	e.payVia.Provider = guarded
 	e.advWith(func(c *orchestrator.AdvancerConfig) {
 		c.Backoff = resilience.Backoff{Base: def.Saga.BackoffBase, Cap: def.Saga.BackoffCap, Rand: resilience.NewRand(7)}
 	})

@@ -32,7 +32,7 @@ import (
 func TestChainedCrashResumesThroughTheRealRelay(t *testing.T) {
 	ctx := context.Background()
 	e := newEnv(t, envOpts{stock: map[string]int64{"sku-1": 10}})
-	q, err := sqlitequeue.Open(filepath.Join(t.TempDir(), "queue.db"), sqlitequeue.WithClock(e.clock.Now))
+	q, err := sqlitequeue.Open(filepath.Join(t.TempDir(), "queue.db"), sqlitequeue.Config{Now: e.clock.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

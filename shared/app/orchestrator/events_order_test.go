@@ -18,7 +18,7 @@ import (
 // an aggregate's rows in creation order.
 func TestOutboxWriteNeverOvertakesAnOlderPendingRow(t *testing.T) {
 	ctx := context.Background()
-	s, err := sqlitestore.Open(ctx, filepath.Join(t.TempDir(), "ev.db"), sqlitestore.Options{})
+	s, err := sqlitestore.Open(ctx, filepath.Join(t.TempDir(), "ev.db"), sqlitestore.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +40,7 @@ func TestOutboxWriteNeverOvertakesAnOlderPendingRow(t *testing.T) {
 			return err
 		}
 		var err error
-		dispatch, err = outboxwrite.New(nil, 0).Write(ctx, tx, []outbox.Event{mk("new-a", "order-a", now.Add(time.Second), true), mk("new-b", "order-b", now.Add(time.Second), true)}, "")
+		dispatch, err = outboxwrite.Writer{}.Write(ctx, tx, []outbox.Event{mk("new-a", "order-a", now.Add(time.Second), true), mk("new-b", "order-b", now.Add(time.Second), true)}, "")
 		return err
 	})
 	if err != nil {
@@ -80,7 +80,7 @@ func (p *recordingPublisher) PublishInTx(_ context.Context, _ store.Tx, events [
 // stored published and still returned, for Dispatch to count.
 func TestOutboxWritePublishesInTxOnlyWhatMayGoNow(t *testing.T) {
 	ctx := context.Background()
-	s, err := sqlitestore.Open(ctx, filepath.Join(t.TempDir(), "ev.db"), sqlitestore.Options{})
+	s, err := sqlitestore.Open(ctx, filepath.Join(t.TempDir(), "ev.db"), sqlitestore.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,13 +95,17 @@ func TestOutboxWritePublishesInTxOnlyWhatMayGoNow(t *testing.T) {
 		return e
 	}
 	p := &recordingPublisher{}
+	w, err := outboxwrite.New(outboxwrite.Config{Dispatcher: p})
+	if err != nil {
+		t.Fatal(err)
+	}
 	var dispatch []outbox.Event
 	err = s.InTx(ctx, func(ctx context.Context, tx store.Tx) error {
 		if err := tx.InsertOutbox(ctx, mk("old-a", "order-a", outbox.DestOrderEvents, false)); err != nil {
 			return err
 		}
 		var err error
-		dispatch, err = outboxwrite.New(p, 0).Write(ctx, tx, []outbox.Event{
+		dispatch, err = w.Write(ctx, tx, []outbox.Event{
 			mk("carried", "saga-1", outbox.DestSagaCommands, true),
 			mk("cmd-2", "saga-2", outbox.DestSagaCommands, true),
 			mk("behind", "order-a", outbox.DestOrderEvents, true),

@@ -136,7 +136,7 @@ type envOpts struct {
 func newEnv(t *testing.T, o envOpts) *env {
 	t.Helper()
 	ctx := context.Background()
-	st, err := sqlitestore.Open(ctx, filepath.Join(t.TempDir(), "saga.db"), sqlitestore.Options{})
+	st, err := sqlitestore.Open(ctx, filepath.Join(t.TempDir(), "saga.db"), sqlitestore.Config{})
 	if err != nil {
 		t.Fatalf("open store: %v", err)
 	}
@@ -145,7 +145,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 	var n atomic.Int64
 	newID := func() string { return fmt.Sprintf("id-%08d", n.Add(1)) }
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
-	e := &env{t: t, store: st, clock: clk, sim: paymentsim.New(o.sim), disp: &recorder{store: st},
+	e := &env{t: t, store: st, clock: clk, sim: must(paymentsim.New(o.sim))(t), disp: &recorder{store: st},
 		rnd: rand.New(rand.NewPCG(o.seed, 99)), initial: o.stock, orderOf: map[string]string{},
 		stats: map[orchestrator.Status]int{}, steps: map[string]int{}}
 	e.stock = must(stock.New(stock.Config{Store: st, Now: clk.Now}))(t)

@@ -64,9 +64,9 @@ func newTimedWorld(t *testing.T, inTx bool, provider func(w *timedWorld) payment
 	w := &timedWorld{t: t, e: e}
 	var err error
 	if inTx {
-		w.q, err = sqlitequeue.New(e.store.DB(), sqlitequeue.WithClock(e.clock.Now))
+		w.q, err = sqlitequeue.New(e.store.DB(), sqlitequeue.Config{Now: e.clock.Now})
 	} else {
-		w.q, err = sqlitequeue.Open(filepath.Join(t.TempDir(), "queue.db"), sqlitequeue.WithClock(e.clock.Now))
+		w.q, err = sqlitequeue.Open(filepath.Join(t.TempDir(), "queue.db"), sqlitequeue.Config{Now: e.clock.Now})
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -79,12 +79,13 @@ func newTimedWorld(t *testing.T, inTx bool, provider func(w *timedWorld) payment
 	w.rl = must(relay.New(relay.Config{Store: e.store, Queue: w.q, Owner: "relay-1",
 		URLs: map[string]string{outbox.DestSagaCommands: w.cmdURL, outbox.DestOrderEvents: w.evURL},
 		Now:  e.clock.Now, NewID: e.adv.Config().NewID, Log: log}))(t)
-	w.policy = payments.NewPolicy(payments.PolicyConfig{
+	guarded := must(payments.NewGuarded(payments.GuardedConfig{Provider: provider(w), Policy: payments.PolicyConfig{
 		MaxConcurrent: def.Payment.MaxConcurrent, AttemptTimeout: def.Payment.Timeout,
 		Breaker: resilience.BreakerConfig{FailureThreshold: def.Payment.BreakerThreshold, OpenTimeout: def.Payment.BreakerOpenFor, Now: e.clock.Now},
 		Sleep:   func(_ context.Context, d time.Duration) error { e.clock.Advance(d); return nil },
-	})
-	e.payVia.Provider = payments.NewGuardedProvider(provider(w), w.policy)
+	}}))(t)
+	w.policy = guarded.Policy
+	e.payVia.Provider = guarded
 	e.advWith(func(c *orchestrator.AdvancerConfig) {
 		c.Dispatcher = w.rl
 		c.Backoff = resilience.Backoff{Base: def.Saga.BackoffBase, Cap: def.Saga.BackoffCap, Rand: resilience.NewRand(11)}

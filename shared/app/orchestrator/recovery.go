@@ -6,13 +6,13 @@ import (
 	"log/slog"
 	"time"
 
-	"ordersaga/shared/domain/apperr"
 	"ordersaga/shared/domain/dlq"
 	"ordersaga/shared/domain/idempotency"
 	"ordersaga/shared/domain/outboxwrite"
 	"ordersaga/shared/domain/saga"
 	"ordersaga/shared/domain/store"
 	"ordersaga/shared/kit/config"
+	"ordersaga/shared/kit/validate"
 )
 
 // Recovery is the timer-driven safety net. One Run does a bounded amount of
@@ -89,13 +89,18 @@ const (
 )
 
 // NewRecovery builds a Recovery from cfg with its defaults applied.
-// Errors: Invalid when the Store is missing or a setting is negative.
+// Errors: Invalid when the Store is missing or a setting is negative
+// (naming every such field).
 func NewRecovery(cfg RecoveryConfig) (*Recovery, error) {
 	cfg.setDefaults()
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	return &Recovery{c: cfg, out: outboxwrite.New(cfg.Dispatcher, cfg.DispatchTimeout)}, nil
+	out, err := outboxwrite.New(outboxwrite.Config{Dispatcher: cfg.Dispatcher, Timeout: cfg.DispatchTimeout})
+	if err != nil {
+		return nil, err
+	}
+	return &Recovery{c: cfg, out: out}, nil
 }
 
 func (c *RecoveryConfig) setDefaults() {
@@ -120,7 +125,7 @@ func (c *RecoveryConfig) setDefaults() {
 		c.ReconcileBatch = c.BatchSize
 	}
 	setDuration(&c.DispatchLease, DefaultDispatchLease)
-	if c.Dispatcher == nil {
+	if c.Dispatcher == nil && c.DispatchLease > 0 {
 		c.DispatchLease = 0
 	}
 	setDuration(&c.DispatchTimeout, DefaultDispatchTimeout)
@@ -139,17 +144,21 @@ func (c *RecoveryConfig) setDefaults() {
 }
 
 // validate refuses a configuration without a store or with a negative
-// setting.
+// setting, in one apperr.Invalid naming every such field. It runs on c with
+// its defaults applied, which only fill zero fields.
 func (c *RecoveryConfig) validate() error {
-	switch {
-	case c.Store == nil:
-		return apperr.New(apperr.Invalid, "orchestrator: recovery needs a Store")
-	case c.StuckAfter < 0 || c.MaxWait < 0 || c.DispatchLease < 0 || c.DispatchTimeout < 0:
-		return apperr.New(apperr.Invalid, "orchestrator: recovery durations must not be negative")
-	case c.MaxResends < 0 || c.LoopLimit < 0 || c.BatchSize < 0 || c.ReconcileBatch < 0 || c.Shards < 0:
-		return apperr.New(apperr.Invalid, "orchestrator: recovery counts must not be negative")
-	}
-	return nil
+	var p validate.Problems
+	p.Require(c.Store != nil, "Store")
+	validate.NotNegative(&p, "StuckAfter", c.StuckAfter)
+	validate.NotNegative(&p, "MaxWait", c.MaxWait)
+	validate.NotNegative(&p, "DispatchLease", c.DispatchLease)
+	validate.NotNegative(&p, "DispatchTimeout", c.DispatchTimeout)
+	validate.NotNegative(&p, "MaxResends", c.MaxResends)
+	validate.NotNegative(&p, "LoopLimit", c.LoopLimit)
+	validate.NotNegative(&p, "BatchSize", c.BatchSize)
+	validate.NotNegative(&p, "ReconcileBatch", c.ReconcileBatch)
+	validate.NotNegative(&p, "Shards", c.Shards)
+	return p.Err("orchestrator.NewRecovery")
 }
 
 // Config returns the recovery's configuration with its defaults applied

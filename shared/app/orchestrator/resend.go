@@ -10,7 +10,7 @@ import (
 	"ordersaga/shared/domain/outbox"
 	"ordersaga/shared/domain/saga"
 	"ordersaga/shared/domain/store"
-	"ordersaga/shared/kit/textcut"
+	"ordersaga/shared/kit/text"
 )
 
 // resend gives every stuck saga a fresh saga.advance carrying its CURRENT
@@ -206,7 +206,7 @@ func (r *Recovery) giveUpReason(s *saga.Instance, used bool, now time.Time) stri
 // error_type "stuck" is written. It returns the order event to insert, if any.
 func (r *Recovery) giveUp(ctx context.Context, tx store.Tx, s saga.Instance, why string, id ids, now time.Time) ([]outbox.Event, error) {
 	prev := s.Version
-	s.Abandon(textcut.Cut(fmt.Sprintf("recovery gave up at %s: %s", r.c.Steps.Table().StepName(s), why), maxErrorText), now)
+	s.Abandon(text.Cut(fmt.Sprintf("recovery gave up at %s: %s", r.c.Steps.Table().StepName(s), why), maxErrorText), now)
 	meta := chain(s, nil)
 	change, err := failOrder(ctx, tx, s, s.LastError, now)
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 	"ordersaga/shared/domain/outbox"
 	"ordersaga/shared/domain/saga"
 	"ordersaga/shared/domain/store"
-	"ordersaga/shared/kit/textcut"
+	"ordersaga/shared/kit/text"
 )
 
 // saved is what a step's save transaction recorded.
@@ -391,7 +391,7 @@ func appendLog(ctx context.Context, tx store.Tx, cur saga.Instance, r stepRun, d
 	e := saga.LogEntry{SagaID: cur.ID, Seq: seq, Step: r.name, Direction: r.dir, Outcome: d.outcome,
 		Attempt: cur.Attempts + 1, StateAfter: d.next.State, DurationMS: r.duration.Milliseconds(), At: now, MessageID: m.EventID}
 	if r.err != nil {
-		e.Error = textcut.Cut(r.err.Error(), maxErrorText)
+		e.Error = text.Cut(r.err.Error(), maxErrorText)
 	}
 	return tx.AppendSagaLog(ctx, e)
 }

@@ -8,7 +8,7 @@ import (
 	"ordersaga/shared/domain/apperr"
 	"ordersaga/shared/domain/saga"
 	"ordersaga/shared/kit/resilience"
-	"ordersaga/shared/kit/textcut"
+	"ordersaga/shared/kit/text"
 )
 
 // stepRun is the outcome of running one step or compensation.
@@ -67,7 +67,7 @@ func decide(cur saga.Instance, steps saga.Table, r stepRun, now time.Time, pol r
 	next := cur
 	lastErr := ""
 	if r.err != nil {
-		lastErr = textcut.Cut(r.err.Error(), maxErrorText)
+		lastErr = text.Cut(r.err.Error(), maxErrorText)
 	}
 	next.Moved(lastErr, now)
 	def := steps[cur.Step]
@@ -273,5 +273,5 @@ func stepName(steps saga.Table, inst saga.Instance) (string, saga.Direction) {
 }
 
 // maxErrorText bounds the error texts stored with a saga, its step log and
-// its dead letter (cut on a character boundary by textcut.Cut).
+// its dead letter (cut on a character boundary by text.Cut).
 const maxErrorText = 1000

@@ -40,12 +40,12 @@ func TestStepRoundTrips(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "trips.db")
-	st, err := sqlitestore.Open(ctx, path, sqlitestore.Options{})
+	st, err := sqlitestore.Open(ctx, path, sqlitestore.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	q, err := sqlitequeue.Open(filepath.Join(dir, "queue.db"))
+	q, err := sqlitequeue.Open(filepath.Join(dir, "queue.db"), sqlitequeue.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

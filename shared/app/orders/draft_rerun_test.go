@@ -91,7 +91,7 @@ func rerunCmd(key string) CreateCommand {
 
 func openRerunStore(t *testing.T) *sqlitestore.Store {
 	t.Helper()
-	st, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "rerun.db"), sqlitestore.Options{})
+	st, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "rerun.db"), sqlitestore.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -161,11 +161,11 @@ type localStack struct {
 func newLocalStack(t *testing.T) *localStack {
 	t.Helper()
 	ls := &localStack{path: filepath.Join(t.TempDir(), "local.db")}
-	st, err := sqlitestore.Open(context.Background(), ls.path, sqlitestore.Options{})
+	st, err := sqlitestore.Open(context.Background(), ls.path, sqlitestore.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	q, err := sqlitequeue.New(st.DB())
+	q, err := sqlitequeue.New(st.DB(), sqlitequeue.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -50,7 +50,7 @@ func TestCreateDraftsAgainAfterALongWait(t *testing.T) {
 		"clock went back drafts again":       {wait: -time.Second, stampedAt: t0.Add(-time.Second)},
 	} {
 		t.Run(name, func(t *testing.T) {
-			st, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "draft.db"), sqlitestore.Options{})
+			st, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "draft.db"), sqlitestore.Config{})
 			if err != nil {
 				t.Fatal(err)
 			}

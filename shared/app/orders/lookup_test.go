@@ -21,7 +21,7 @@ var lookupAdmin = identity.Identity{Subject: "ops", Role: identity.RoleAdmin}
 
 func newLookupService(t *testing.T) (*Service, *fakeclock.Clock) {
 	t.Helper()
-	st, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "orders.db"), sqlitestore.Options{})
+	st, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "orders.db"), sqlitestore.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

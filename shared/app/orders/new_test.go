@@ -3,6 +3,7 @@ package orders
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,7 +19,7 @@ import (
 // A Service built with zero fields gets config's defaults and a random
 // UUID generator, so Create does not panic on a nil generator.
 func TestNewDefaultsAndRandomIDs(t *testing.T) {
-	st, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "orders.db"), sqlitestore.Options{})
+	st, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "orders.db"), sqlitestore.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,13 +54,31 @@ func TestNewDefaultsAndRandomIDs(t *testing.T) {
 	}
 }
 
+// A Config without a store or with a negative setting is refused with one
+// error naming every bad field.
 func TestNewRefusesBadConfig(t *testing.T) {
-	for name, cfg := range map[string]Config{
-		"no store":       {},
-		"negative lease": {Store: nilStore{}, DispatchLease: -time.Second},
+	for _, tc := range []struct {
+		name string
+		cfg  Config
+		want []string
+	}{
+		{"no store", Config{}, []string{"Store is required"}},
+		{"negative lease", Config{Store: nilStore{}, DispatchLease: -time.Second}, []string{"DispatchLease must not be negative (got -1s)"}},
+		{"negative timeout", Config{Store: nilStore{}, DispatchTimeout: -time.Second}, []string{"DispatchTimeout must not be negative (got -1s)"}},
+		{"negative shards", Config{Store: nilStore{}, Shards: -1}, []string{"Shards must not be negative (got -1)"}},
+		{"every bad field at once", Config{DispatchTimeout: -1, DispatchLease: -2, Shards: -3},
+			[]string{"orders.New", "Store is required", "DispatchTimeout must not be negative (got -1ns)",
+				"DispatchLease must not be negative (got -2ns)", "Shards must not be negative (got -3)"}},
 	} {
-		if s, err := New(cfg); s != nil || !apperr.Is(err, apperr.Invalid) {
-			t.Errorf("%s: New = %v, %v; want Invalid", name, s, err)
+		s, err := New(tc.cfg)
+		if s != nil || !apperr.Is(err, apperr.Invalid) {
+			t.Errorf("%s: New = %v, %v; want Invalid", tc.name, s, err)
+			continue
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(err.Error(), w) {
+				t.Errorf("%s: err = %q, want it to contain %q", tc.name, err, w)
+			}
 		}
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"ordersaga/shared/domain/saga"
 	"ordersaga/shared/domain/store"
 	"ordersaga/shared/kit/config"
+	"ordersaga/shared/kit/validate"
 	"ordersaga/shared/transport/identity"
 )
 
@@ -31,7 +32,8 @@ const (
 	DefaultShards          = config.DefaultShards // OUTBOX_SHARDS
 )
 
-// Config configures a Service (New). Zero fields take the defaults named.
+// Config configures a Service (New). Zero fields take the defaults named;
+// negative ones are refused.
 type Config struct {
 	Store store.Store // required
 	// Dispatcher is optional; without it the relay alone publishes.
@@ -97,26 +99,45 @@ type Service struct {
 }
 
 // New returns a Service with cfg's zero fields set to their defaults. It
-// fails (apperr.Invalid) without a store or on a negative setting.
+// fails (apperr.Invalid, naming every bad field) on what Config.Validate
+// refuses.
 func New(cfg Config) (*Service, error) {
-	if cfg.Store == nil {
-		return nil, apperr.New(apperr.Invalid, "orders.New: a store is required")
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
-	if cfg.DispatchTimeout < 0 || cfg.DispatchLease < 0 || cfg.Shards < 0 {
-		return nil, apperr.New(apperr.Invalid, "orders.New: settings must not be negative")
+	cfg.setDefaults()
+	out, err := outboxwrite.New(outboxwrite.Config{Dispatcher: cfg.Dispatcher, Timeout: cfg.DispatchTimeout})
+	if err != nil {
+		return nil, err
 	}
-	cfg.DispatchTimeout = cmp.Or(cfg.DispatchTimeout, DefaultDispatchTimeout)
-	cfg.DispatchLease = cmp.Or(cfg.DispatchLease, DefaultDispatchLease)
-	cfg.Shards = cmp.Or(cfg.Shards, DefaultShards)
-	cfg.Now = config.UTCClock(cfg.Now)
-	if cfg.NewID == nil {
-		cfg.NewID = uuid.NewString
+	return &Service{cfg: cfg, out: out}, nil
+}
+
+// Validate reports what New would refuse: a missing Store, a negative
+// DispatchTimeout, DispatchLease or Shards. Errors are apperr.Invalid and
+// name the fields.
+func (c Config) Validate() error {
+	var p validate.Problems
+	p.Require(c.Store != nil, "Store")
+	validate.NotNegative(&p, "DispatchTimeout", c.DispatchTimeout)
+	validate.NotNegative(&p, "DispatchLease", c.DispatchLease)
+	validate.NotNegative(&p, "Shards", c.Shards)
+	return p.Err("orders.New")
+}
+
+// setDefaults gives each zero field of c its documented default.
+func (c *Config) setDefaults() {
+	c.DispatchTimeout = cmp.Or(c.DispatchTimeout, DefaultDispatchTimeout)
+	c.DispatchLease = cmp.Or(c.DispatchLease, DefaultDispatchLease)
+	c.Shards = cmp.Or(c.Shards, DefaultShards)
+	c.Now = config.UTCClock(c.Now)
+	if c.NewID == nil {
+		c.NewID = uuid.NewString
 	}
-	cfg.Log = cmp.Or(cfg.Log, slog.Default())
-	if cfg.OnIdempotency == nil {
-		cfg.OnIdempotency = func(string) {}
+	c.Log = cmp.Or(c.Log, slog.Default())
+	if c.OnIdempotency == nil {
+		c.OnIdempotency = func(string) {}
 	}
-	return &Service{cfg: cfg, out: outboxwrite.New(cfg.Dispatcher, cfg.DispatchTimeout)}, nil
 }
 
 // CreateCommand is one POST /orders.

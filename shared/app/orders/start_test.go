@@ -81,7 +81,7 @@ func (d *dispatchLog) Dispatch(_ context.Context, events []outbox.Event) {
 
 func starterService(t *testing.T, f *fakeStarter) (*Service, *sqlitestore.Store, *dispatchLog) {
 	t.Helper()
-	st, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "orders.db"), sqlitestore.Options{})
+	st, err := sqlitestore.Open(context.Background(), filepath.Join(t.TempDir(), "orders.db"), sqlitestore.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

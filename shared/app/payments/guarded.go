@@ -45,13 +45,6 @@ func NewGuarded(cfg GuardedConfig) (*Guarded, error) {
 	return &Guarded{Provider: cfg.Provider, Policy: policy}, nil
 }
 
-// NewGuardedProvider returns p wrapped in policy (see Guarded).
-//
-// Deprecated: use NewGuarded, which builds the policy too.
-func NewGuardedProvider(p Provider, policy *resilience.Policy) *Guarded {
-	return &Guarded{Provider: p, Policy: policy}
-}
-
 // Charge implements Provider. Errors: those of the wrapped provider (after
 // retries; wrapped in a resilience.DownError, errors.Is ErrDown, when the
 // breaker is open after the failure), plus Transient resilience.ErrOpen /
@@ -170,16 +163,4 @@ func newPolicy(cfg PolicyConfig) (*resilience.Policy, error) {
 			Sleep: cfg.Sleep, OnAttempt: cfg.OnAttempt},
 		AttemptTimeout: cfg.AttemptTimeout,
 	}, nil
-}
-
-// NewPolicy builds the payment provider's policy from cfg and panics on a
-// configuration Validate refuses.
-//
-// Deprecated: use NewGuarded, which builds the policy and returns the error.
-func NewPolicy(cfg PolicyConfig) *resilience.Policy {
-	p, err := newPolicy(cfg)
-	if err != nil {
-		panic(err)
-	}
-	return p
 }

@@ -29,7 +29,7 @@ func serve(t *testing.T, h http.Handler) *payments.HTTPProvider {
 
 func TestHTTPProviderAgainstSimulator(t *testing.T) {
 	ctx := context.Background()
-	sim := paymentsim.New(paymentsim.Config{DeclineAbove: 1000})
+	sim := newSim(t, paymentsim.Config{DeclineAbove: 1000})
 	p := serve(t, sim.Handler())
 
 	ref, err := p.Charge(ctx, "k1", 900, "RUB")
@@ -159,7 +159,7 @@ func TestBreakerThroughHTTP(t *testing.T) {
 	ctx := context.Background()
 	clk := fakeclock.New(time.Unix(0, 0))
 	g := newGate()
-	sim := paymentsim.New(paymentsim.Config{FailureRate: 1})
+	sim := newSim(t, paymentsim.Config{FailureRate: 1})
 	p, policy := guard(t, serve(t, sim.Handler()), clk, policyOpts{threshold: 3, toClose: 2, attempts: 1, concurrent: 8})
 
 	for i := 0; i < 3; i++ {
@@ -179,7 +179,7 @@ func TestBreakerThroughHTTP(t *testing.T) {
 
 	// Half-Open: exactly one probe goes through; others fail fast meanwhile.
 	clk.Advance(31 * time.Second)
-	sim = paymentsim.New(paymentsim.Config{Latency: time.Millisecond, Sleep: g.Sleep})
+	sim = newSim(t, paymentsim.Config{Latency: time.Millisecond, Sleep: g.Sleep})
 	p.Provider = serve(t, sim.Handler())
 	probe := make(chan error, 1)
 	go func() { _, err := p.Charge(ctx, "k-probe", 10, "RUB"); probe <- err }()
@@ -217,7 +217,7 @@ func TestBreakerThroughHTTP(t *testing.T) {
 func TestFailedProbeReopens(t *testing.T) {
 	ctx := context.Background()
 	clk := fakeclock.New(time.Unix(0, 0))
-	sim := paymentsim.New(paymentsim.Config{FailureRate: 1})
+	sim := newSim(t, paymentsim.Config{FailureRate: 1})
 	p, policy := guard(t, serve(t, sim.Handler()), clk, policyOpts{threshold: 1, toClose: 1, attempts: 1, concurrent: 8})
 	_, _ = p.Charge(ctx, "k", 10, "RUB")
 	clk.Advance(31 * time.Second)
@@ -232,7 +232,7 @@ func TestFailedProbeReopens(t *testing.T) {
 func TestBulkheadRejectsWhenFull(t *testing.T) {
 	ctx := context.Background()
 	g := newGate()
-	sim := paymentsim.New(paymentsim.Config{Latency: time.Millisecond, Sleep: g.Sleep})
+	sim := newSim(t, paymentsim.Config{Latency: time.Millisecond, Sleep: g.Sleep})
 	p, policy := guard(t, serve(t, sim.Handler()), fakeclock.New(time.Unix(0, 0)), policyOpts{threshold: 5, toClose: 1, attempts: 1, concurrent: 2})
 	done := make(chan error, 2)
 	for _, k := range []string{"a", "b"} {
@@ -261,7 +261,7 @@ func TestBulkheadRejectsWhenFull(t *testing.T) {
 // many attempts the retry loop made, and waits are full-jitter.
 func TestRetryInsideBreaker(t *testing.T) {
 	ctx := context.Background()
-	sim := paymentsim.New(paymentsim.Config{})
+	sim := newSim(t, paymentsim.Config{})
 	var n atomic.Int32
 	flakyHandler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if n.Add(1) <= 2 {

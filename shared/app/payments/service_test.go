@@ -109,7 +109,7 @@ func TestLedgerCharge(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			sim := paymentsim.New(tc.sim)
+			sim := newSim(t, tc.sim)
 			s := newLedger(t, &flaky{Sim: sim, fail: tc.fail})
 			var err error
 			for i := 0; i < tc.calls; i++ {
@@ -133,7 +133,7 @@ func TestLedgerCharge(t *testing.T) {
 func TestLedgerRefund(t *testing.T) {
 	ctx := context.Background()
 	t.Run("refund of a charge happens once", func(t *testing.T) {
-		sim := paymentsim.New(paymentsim.Config{})
+		sim := newSim(t, paymentsim.Config{})
 		s := newLedger(t, sim)
 		if err := s.Charge(ctx, "saga-1", "o-1", 700, "RUB"); err != nil {
 			t.Fatal(err)
@@ -150,7 +150,7 @@ func TestLedgerRefund(t *testing.T) {
 		}
 	})
 	t.Run("refund of a declined charge does nothing", func(t *testing.T) {
-		sim := paymentsim.New(paymentsim.Config{DeclineAbove: 100})
+		sim := newSim(t, paymentsim.Config{DeclineAbove: 100})
 		s := newLedger(t, sim)
 		if err := s.Charge(ctx, "saga-1", "o-1", 700, "RUB"); !apperr.Is(err, apperr.Rejected) {
 			t.Fatalf("charge: got %v, want Rejected", err)
@@ -165,7 +165,7 @@ func TestLedgerRefund(t *testing.T) {
 		wantTotals(t, s, 0, 0)
 	})
 	t.Run("unknown charge outcome: provider had charged, both are recorded", func(t *testing.T) {
-		sim := paymentsim.New(paymentsim.Config{LostAnswerRate: 1})
+		sim := newSim(t, paymentsim.Config{LostAnswerRate: 1})
 		s := newLedger(t, sim)
 		if err := s.Charge(ctx, "saga-1", "o-1", 700, "RUB"); !apperr.Is(err, apperr.Transient) {
 			t.Fatalf("charge: got %v, want Transient", err)
@@ -182,7 +182,7 @@ func TestLedgerRefund(t *testing.T) {
 		}
 	})
 	t.Run("unknown charge outcome: nothing charged, the key is voided", func(t *testing.T) {
-		sim := paymentsim.New(paymentsim.Config{})
+		sim := newSim(t, paymentsim.Config{})
 		s := newLedger(t, sim)
 		got, err := s.Refund(ctx, "saga-1", "o-1", 700, "RUB")
 		if err != nil || got {
@@ -201,7 +201,7 @@ func TestLedgerRefund(t *testing.T) {
 		}
 	})
 	t.Run("invalid input", func(t *testing.T) {
-		s := newLedger(t, paymentsim.New(paymentsim.Config{}))
+		s := newLedger(t, newSim(t, paymentsim.Config{}))
 		if err := s.Charge(ctx, "saga-1", "o", 0, "RUB"); !apperr.Is(err, apperr.Invalid) {
 			t.Errorf("zero amount: got %v, want Invalid", err)
 		}
@@ -222,7 +222,7 @@ func (busyProvider) Charge(ctx context.Context, key string, amount int64, cur st
 // service reports it as Transient (the saga asks again later), never as a
 // refusal, and records nothing.
 func TestChargeInProgressAtProviderIsTransientAndUnrecorded(t *testing.T) {
-	s := newLedger(t, busyProvider{paymentsim.New(paymentsim.Config{})})
+	s := newLedger(t, busyProvider{newSim(t, paymentsim.Config{})})
 	err := s.Charge(context.Background(), "saga-409", "order-409", 100, "RUB")
 	if !apperr.Is(err, apperr.Transient) {
 		t.Fatalf("err = %v (kind %v), want Transient", err, apperr.KindOf(err))
@@ -258,10 +258,20 @@ func TestPolicyDefaultsAreConfigDefaults(t *testing.T) {
 	}
 }
 
+// newSim returns newSim(t, cfg) or fails t.
+func newSim(t *testing.T, cfg paymentsim.Config) *paymentsim.Sim {
+	t.Helper()
+	sim, err := paymentsim.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sim
+}
+
 // mustGuarded returns a simulator behind NewGuarded(cfg) or fails t.
 func mustGuarded(t *testing.T, cfg payments.PolicyConfig) *payments.Guarded {
 	t.Helper()
-	g, err := payments.NewGuarded(payments.GuardedConfig{Provider: paymentsim.New(paymentsim.Config{}), Policy: cfg})
+	g, err := payments.NewGuarded(payments.GuardedConfig{Provider: newSim(t, paymentsim.Config{}), Policy: cfg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +281,7 @@ func mustGuarded(t *testing.T, cfg payments.PolicyConfig) *payments.Guarded {
 // Zero settings take the defaults (above); a missing port or a negative
 // setting is refused with an error naming the field.
 func TestConstructorsRefuseBadConfig(t *testing.T) {
-	sim := paymentsim.New(paymentsim.Config{})
+	sim := newSim(t, paymentsim.Config{})
 	guarded := func(pc payments.PolicyConfig) error {
 		_, err := payments.NewGuarded(payments.GuardedConfig{Provider: sim, Policy: pc})
 		return err

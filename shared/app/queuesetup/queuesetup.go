@@ -9,8 +9,8 @@ import (
 	"fmt"
 	"time"
 
-	"ordersaga/shared/domain/apperr"
 	"ordersaga/shared/domain/queue"
+	"ordersaga/shared/kit/validate"
 )
 
 // Queue is one queue to create. DeadLetterQueue names another Queue of the
@@ -35,10 +35,18 @@ type Setup struct {
 
 // New returns a Setup. It fails (apperr.Invalid) without a queue.
 func New(cfg Config) (*Setup, error) {
-	if cfg.Queue == nil {
-		return nil, apperr.New(apperr.Invalid, "queuesetup.New: a queue is required")
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	return &Setup{cfg: cfg}, nil
+}
+
+// Validate reports what New would refuse: a missing Queue. Errors are
+// apperr.Invalid and name the field.
+func (c Config) Validate() error {
+	var p validate.Problems
+	p.Require(c.Queue != nil, "Queue")
+	return p.Err("queuesetup.New")
 }
 
 // Ensure creates each queue of qs that does not exist, every dead-letter

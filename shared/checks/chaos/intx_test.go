@@ -99,7 +99,7 @@ func TestTxFaultyQueue(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	inner, err := sqlitequeue.New(st.DB())
+	inner, err := sqlitequeue.New(st.DB(), sqlitequeue.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -74,11 +75,17 @@ func (p *truthProvider) Refund(ctx context.Context, key, chargeKey string, amoun
 
 // newProvider creates the run's one simulated provider on fake time (every
 // instance calls it): its latency advances the clock, and a few calls take
-// longer than the attempt timeout and fail before any effect.
-func (w *world) newProvider() {
-	w.sim = paymentsim.New(paymentsim.Config{DeclineAbove: w.cfg.Payment.DeclineAbove, Seed: w.opts.Seed ^ 0x9e3779b9,
+// longer than the attempt timeout and fail before any effect. It fails as
+// paymentsim.New does.
+func (w *world) newProvider() error {
+	sim, err := paymentsim.New(paymentsim.Config{DeclineAbove: w.cfg.Payment.DeclineAbove, Seed: w.opts.Seed ^ 0x9e3779b9,
 		Sleep: w.providerLatency})
+	if err != nil {
+		return fmt.Errorf("chaos: payment provider: %w", err)
+	}
+	w.sim = sim
 	w.fx = &effects{charges: map[string]effect{}, refunds: map[string]effect{}}
+	return nil
 }
 
 // provider is an instance's payment provider: the run's simulator behind

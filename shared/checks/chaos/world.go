@@ -202,7 +202,9 @@ func (w *world) build(ctx context.Context, path string) error {
 		w.fqueue = &txFaultyQueue{faultyQueue: fq, sent: w.inTx}
 	}
 	w.newID = counter("id")
-	w.newProvider()
+	if err := w.newProvider(); err != nil {
+		return err
+	}
 	w.app, err = app.New(ctx, cfg, app.Use(app.Ports{Store: w.fstore, Queue: w.fqueue}),
 		w.instanceOptions(cfg, app.Options{Now: w.clock.Now, NewID: w.newID, Log: w.logger, Owner: "chaos"}, 0))
 	if err != nil {

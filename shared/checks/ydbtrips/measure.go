@@ -72,7 +72,7 @@ func Measure(ctx context.Context, dir string, immediate bool) ([]Op, error) {
 		return nil, err
 	}
 	defer st.Close()
-	q, err := sqlitequeue.Open(filepath.Join(dir, "queue.db"))
+	q, err := sqlitequeue.Open(filepath.Join(dir, "queue.db"), sqlitequeue.Config{})
 	if err != nil {
 		return nil, err
 	}

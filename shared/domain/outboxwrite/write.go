@@ -10,12 +10,14 @@
 package outboxwrite
 
 import (
+	"cmp"
 	"context"
 	"time"
 
 	"ordersaga/shared/domain/outbox"
 	"ordersaga/shared/domain/store"
 	"ordersaga/shared/kit/config"
+	"ordersaga/shared/kit/validate"
 )
 
 // Dispatcher publishes freshly committed outbox rows right away (the fast
@@ -48,18 +50,43 @@ type Writer struct {
 	wait time.Duration
 }
 
-// New is the Writer dispatching through d (nil: none) within timeout
-// (0: DefaultTimeout). Whether d publishes inside the transaction is decided
-// here, once: d is a TxPublisher or it is not.
-func New(d Dispatcher, timeout time.Duration) Writer {
-	if timeout <= 0 {
-		timeout = DefaultTimeout
+// Config configures a Writer (New). Zero fields take the defaults named;
+// a negative Timeout is refused.
+type Config struct {
+	// Dispatcher publishes rows after commit (nil: none, the relay alone
+	// publishes them).
+	Dispatcher Dispatcher
+	// Timeout bounds each post-commit dispatch (default DefaultTimeout).
+	Timeout time.Duration
+}
+
+// Validate reports what New would refuse: a negative Timeout. Errors are
+// apperr.Invalid and name the field.
+func (c Config) Validate() error {
+	var p validate.Problems
+	validate.NotNegative(&p, "Timeout", c.Timeout)
+	return p.Err("outboxwrite.New")
+}
+
+// setDefaults gives each zero field of c its documented default.
+func (c *Config) setDefaults() {
+	c.Timeout = cmp.Or(c.Timeout, DefaultTimeout)
+}
+
+// New is the Writer dispatching through cfg.Dispatcher within cfg.Timeout.
+// Whether the Dispatcher publishes inside the transaction is decided here,
+// once: it is a TxPublisher or it is not. It fails (apperr.Invalid, naming
+// the field) on a negative Timeout.
+func New(cfg Config) (Writer, error) {
+	if err := cfg.Validate(); err != nil {
+		return Writer{}, err
 	}
-	w := Writer{d: d, wait: timeout}
-	if p, ok := d.(TxPublisher); ok {
+	cfg.setDefaults()
+	w := Writer{d: cfg.Dispatcher, wait: cfg.Timeout}
+	if p, ok := cfg.Dispatcher.(TxPublisher); ok {
 		w.inTx = p
 	}
-	return w
+	return w, nil
 }
 
 // Dispatches reports whether the Writer has a Dispatcher (writers lease

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
+	"ordersaga/shared/domain/apperr"
 	"ordersaga/shared/domain/outbox"
 	"ordersaga/shared/domain/outboxwrite"
 	"ordersaga/shared/domain/store"
@@ -79,7 +81,7 @@ func row(id, agg, dest string, leased bool) outbox.Event {
 // are returned for Dispatch; the slice given is left unmarked.
 func TestWritePublishesInTxWhenTheDispatcherCan(t *testing.T) {
 	p := &publisher{}
-	w := outboxwrite.New(p, 0)
+	w := newWriter(t, outboxwrite.Config{Dispatcher: p})
 	tx := &fakeTx{}
 	events := []outbox.Event{row("carried", "s1", outbox.DestSagaCommands, true), row("cmd", "s2", outbox.DestSagaCommands, true),
 		row("plain", "s3", outbox.DestSagaCommands, false)}
@@ -108,7 +110,7 @@ func TestWritePublishesInTxWhenTheDispatcherCan(t *testing.T) {
 func TestWriteInsertsWhenTheDispatcherCannotPublishInTx(t *testing.T) {
 	d := &dispatcher{}
 	tx := &fakeTx{}
-	got, err := outboxwrite.New(d, 0).Write(context.Background(), tx,
+	got, err := newWriter(t, outboxwrite.Config{Dispatcher: d}).Write(context.Background(), tx,
 		[]outbox.Event{row("a", "s1", outbox.DestSagaCommands, true), row("b", "s2", outbox.DestSagaCommands, false)}, "")
 	if err != nil {
 		t.Fatal(err)
@@ -123,7 +125,7 @@ func TestWriteInsertsWhenTheDispatcherCannotPublishInTx(t *testing.T) {
 // WriteNew reads nothing (a new aggregate has no older row).
 func TestWriteLeavesAnEventBehindAnOlderOneToTheRelay(t *testing.T) {
 	p := &publisher{}
-	w := outboxwrite.New(p, 0)
+	w := newWriter(t, outboxwrite.Config{Dispatcher: p})
 	tx := &fakeTx{older: map[string]string{"o1": "old"}}
 	got, err := w.Write(context.Background(), tx, []outbox.Event{row("behind", "o1", outbox.DestOrderEvents, true),
 		row("free", "o2", outbox.DestOrderEvents, true)}, "")
@@ -147,7 +149,7 @@ func TestWriteLeavesAnEventBehindAnOlderOneToTheRelay(t *testing.T) {
 func TestWriteFailsWithThePublish(t *testing.T) {
 	boom := errors.New("database gone")
 	tx := &fakeTx{}
-	_, err := outboxwrite.New(&publisher{err: boom}, 0).Write(context.Background(), tx,
+	_, err := newWriter(t, outboxwrite.Config{Dispatcher: &publisher{err: boom}}).Write(context.Background(), tx,
 		[]outbox.Event{row("a", "s1", outbox.DestSagaCommands, true)}, "")
 	if !errors.Is(err, boom) || len(tx.inserted) != 0 {
 		t.Fatalf("err %v, inserted %v; want %v and nothing", err, tx.inserted, boom)
@@ -161,17 +163,17 @@ func TestDispatchBoundsByTheTimeout(t *testing.T) {
 		set, want time.Duration
 	}{{0, outboxwrite.DefaultTimeout}, {500 * time.Millisecond, 500 * time.Millisecond}} {
 		p := &publisher{}
-		outboxwrite.New(p, tc.set).Dispatch(context.Background(), []outbox.Event{row("a", "s", outbox.DestSagaCommands, true)})
+		newWriter(t, outboxwrite.Config{Dispatcher: p, Timeout: tc.set}).Dispatch(context.Background(), []outbox.Event{row("a", "s", outbox.DestSagaCommands, true)})
 		if len(p.dispatched) != 1 || p.deadline <= tc.want-time.Second/4 || p.deadline > tc.want {
 			t.Errorf("timeout %v: dispatched %v within %v, want within %v", tc.set, p.dispatched, p.deadline, tc.want)
 		}
 		p2 := &publisher{}
-		outboxwrite.New(p2, tc.set).Dispatch(context.Background(), nil)
+		newWriter(t, outboxwrite.Config{Dispatcher: p2, Timeout: tc.set}).Dispatch(context.Background(), nil)
 		if len(p2.dispatched) != 0 || p2.deadline != 0 {
 			t.Errorf("dispatched with no rows")
 		}
 	}
-	if outboxwrite.New(nil, 0).Dispatches() || !outboxwrite.New(&dispatcher{}, 0).Dispatches() {
+	if newWriter(t, outboxwrite.Config{}).Dispatches() || !newWriter(t, outboxwrite.Config{Dispatcher: &dispatcher{}}).Dispatches() {
 		t.Error("Dispatches reports the wrong thing")
 	}
 	outboxwrite.Writer{}.Dispatch(context.Background(), []outbox.Event{row("a", "s", outbox.DestSagaCommands, true)}) // no panic
@@ -192,5 +194,27 @@ func TestChain(t *testing.T) {
 	}
 	if got := outboxwrite.Chain("", "", "", "", ""); len(got) != 0 {
 		t.Fatalf("Chain of nothing = %v, want empty", got)
+	}
+}
+
+// newWriter is outboxwrite.New for a Config the test knows is valid.
+func newWriter(t *testing.T, cfg outboxwrite.Config) outboxwrite.Writer {
+	t.Helper()
+	w, err := outboxwrite.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return w
+}
+
+// A zero Timeout is the default (TestDispatchBoundsByTheTimeout); a
+// negative one is refused with an error naming the field.
+func TestNewRefusesNegativeTimeout(t *testing.T) {
+	w, err := outboxwrite.New(outboxwrite.Config{Dispatcher: &dispatcher{}, Timeout: -time.Second})
+	if !apperr.Is(err, apperr.Invalid) || !strings.Contains(err.Error(), "Timeout must not be negative (got -1s)") {
+		t.Fatalf("err = %v, want Invalid naming Timeout", err)
+	}
+	if w.Dispatches() {
+		t.Error("a refused Config still gave a Writer that dispatches")
 	}
 }

@@ -359,6 +359,12 @@ func (c Config) validateLimits(bad complaint) {
 	if c.Payment.FailureRate < 0 || c.Payment.FailureRate > 1 {
 		bad("PAYMENT_FAILURE_RATE must be between 0 and 1 (got %v)", c.Payment.FailureRate)
 	}
+	if c.Payment.DeclineAbove < 0 {
+		bad("PAYMENT_DECLINE_ABOVE_MINOR must not be negative (got %d)", c.Payment.DeclineAbove)
+	}
+	if c.Payment.Latency < 0 {
+		bad("PAYMENT_LATENCY must not be negative (got %v)", c.Payment.Latency)
+	}
 }
 
 // validateObservability checks the log level and the metrics backend.

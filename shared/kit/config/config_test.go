@@ -49,10 +49,12 @@ func TestInvalidConfigurationNamesTheVariable(t *testing.T) {
 		"RECOVERY_MAX_WAIT":        {"RECOVERY_MAX_WAIT": "0s"},
 		"RECOVERY_MAX_WAIT form":   {"RECOVERY_MAX_WAIT": "4 days"},
 		"PAYMENT_FAILURE_RATE":     {"PAYMENT_FAILURE_RATE": "2"},
-		"ORDERSAGA_AUTH":           {"ORDERSAGA_AUTH": "none"},
-		"MONITORING_FOLDER_ID":     {"ORDERSAGA_METRICS": "monitoring"},
-		"ORDERSAGA_LOG_LEVEL":      {"ORDERSAGA_LOG_LEVEL": "loud"},
-		"RELAY_BACKOFF_CAP":        {"RELAY_BACKOFF_BASE": "10m", "RELAY_BACKOFF_CAP": "1m"},
+		"PAYMENT_DECLINE_ABOVE_MINOR must not be negative": {"PAYMENT_DECLINE_ABOVE_MINOR": "-1"},
+		"PAYMENT_LATENCY must not be negative":             {"PAYMENT_LATENCY": "-1s"},
+		"ORDERSAGA_AUTH":                                   {"ORDERSAGA_AUTH": "none"},
+		"MONITORING_FOLDER_ID":                             {"ORDERSAGA_METRICS": "monitoring"},
+		"ORDERSAGA_LOG_LEVEL":                              {"ORDERSAGA_LOG_LEVEL": "loud"},
+		"RELAY_BACKOFF_CAP":                                {"RELAY_BACKOFF_BASE": "10m", "RELAY_BACKOFF_CAP": "1m"},
 	}
 	for want, vars := range cases {
 		_, err := Load(env(vars))

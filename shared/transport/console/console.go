@@ -86,11 +86,6 @@ type Config struct {
 	SecureCookie bool
 }
 
-// Deps is the former name of Config.
-//
-// Deprecated: use Config.
-type Deps = Config
-
 type handler struct {
 	d     Config
 	pages map[string]*template.Template
@@ -121,17 +116,6 @@ func (c Config) Validate() error {
 	p.Require(c.Orders != nil, "Orders")
 	p.Require(c.Stock != nil, "Stock")
 	return p.Err("console.New")
-}
-
-// NewHandler is New, panicking where New fails.
-//
-// Deprecated: use New, which returns the error.
-func NewHandler(d Deps) http.Handler {
-	h, err := New(d)
-	if err != nil {
-		panic(err)
-	}
-	return h
 }
 
 // csp is the policy of every console response: nothing runs, styles and

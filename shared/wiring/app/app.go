@@ -157,7 +157,11 @@ func New(ctx context.Context, cfg config.Config, open Opener, opt Options) (*App
 // httpAPI builds the HTTP API with the admin API and the console mounted.
 func (a *App) httpAPI(cfg config.Config, auth identity.Authenticator) (http.Handler, error) {
 	c := &a.Commands
-	admin, err := adminapi.New(adminapi.Config{Redrive: c.Redrive, Auth: auth, Stock: c.Stock, Console: a.console(cfg, auth)})
+	cons, err := a.console(cfg, auth)
+	if err != nil {
+		return nil, err
+	}
+	admin, err := adminapi.New(adminapi.Config{Redrive: c.Redrive, Auth: auth, Stock: c.Stock, Console: cons})
 	if err != nil {
 		return nil, err
 	}

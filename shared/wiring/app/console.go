@@ -10,9 +10,9 @@ import (
 )
 
 // console builds the operator console on the App's use cases, authorized
-// by the admin API's rule.
-func (a *App) console(cfg config.Config, auth identity.Authenticator) http.Handler {
-	return console.NewHandler(console.Deps{
+// by the admin API's rule. It fails as console.New does.
+func (a *App) console(cfg config.Config, auth identity.Authenticator) (http.Handler, error) {
+	return console.New(console.Config{
 		Authorize: func(r *http.Request) (identity.Identity, error) { return adminapi.Authorize(auth, r) },
 		Redrive:   a.Commands.Redrive, Orders: a.Commands.Orders, Stock: a.Commands.Stock,
 		Breakers: func() []console.Breaker {

@@ -51,9 +51,11 @@ func (a *App) wireSaga(cfg config.Config, owner string, opt Options) error {
 	} else {
 		// No external provider configured: the built-in simulated provider
 		// (local runs and demos), behind the same resilience policy.
-		a.sim = paymentsim.New(paymentsim.Config{
+		if a.sim, err = paymentsim.New(paymentsim.Config{
 			DeclineAbove: cfg.Payment.DeclineAbove, FailureRate: cfg.Payment.FailureRate, Latency: cfg.Payment.Latency,
-		})
+		}); err != nil {
+			return err
+		}
 		provider = a.sim
 	}
 	guarded, err := payments.NewGuarded(payments.GuardedConfig{Provider: provider, Policy: payments.PolicyConfig{

@@ -9,7 +9,7 @@ import (
 	"log/slog"
 
 	"ordersaga/shared/app/redrive"
-	"ordersaga/shared/domain/apperr"
+	"ordersaga/shared/kit/validate"
 )
 
 // DefaultIngestLimit bounds the messages moved from the dead-letter queues
@@ -49,22 +49,33 @@ type Job struct {
 // (apperr.Invalid) without the dead-letter use case or with a negative
 // limit.
 func New(cfg Config) (*Job, error) {
-	if cfg.DeadLetters == nil {
-		return nil, apperr.New(apperr.Invalid, "dlqoperator.New: the dead-letter use case is required")
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
-	if cfg.IngestLimit < 0 {
-		return nil, apperr.New(apperr.Invalid, "dlqoperator.New: IngestLimit must not be negative (got %d)", cfg.IngestLimit)
-	}
-	if cfg.IngestLimit == 0 {
-		cfg.IngestLimit = DefaultIngestLimit
-	}
-	if cfg.Log == nil {
-		cfg.Log = slog.Default()
-	}
-	if cfg.OnAction == nil {
-		cfg.OnAction = func(string, string) {}
-	}
+	cfg.setDefaults()
 	return &Job{cfg: cfg}, nil
+}
+
+// Validate reports what New would refuse: a missing DeadLetters or a
+// negative IngestLimit. Errors are apperr.Invalid and name the fields.
+func (c Config) Validate() error {
+	var p validate.Problems
+	p.Require(c.DeadLetters != nil, "DeadLetters")
+	validate.NotNegative(&p, "IngestLimit", c.IngestLimit)
+	return p.Err("dlqoperator.New")
+}
+
+// setDefaults gives each zero field of c its documented default.
+func (c *Config) setDefaults() {
+	if c.IngestLimit == 0 {
+		c.IngestLimit = DefaultIngestLimit
+	}
+	if c.Log == nil {
+		c.Log = slog.Default()
+	}
+	if c.OnAction == nil {
+		c.OnAction = func(string, string) {}
+	}
 }
 
 // Run runs one operator command (JSON, as the dlqredrive function receives

@@ -11,11 +11,11 @@ import (
 
 	"ordersaga/shared/app/orchestrator"
 	"ordersaga/shared/app/redrive"
-	"ordersaga/shared/domain/apperr"
 	"ordersaga/shared/domain/dlq"
 	"ordersaga/shared/domain/queue"
 	"ordersaga/shared/domain/store"
 	"ordersaga/shared/kit/config"
+	"ordersaga/shared/kit/validate"
 )
 
 // Limits of one run. Each job does a bounded amount of work so the run
@@ -95,32 +95,48 @@ type Job struct {
 // (apperr.Invalid) when a required port is missing or a setting is
 // negative.
 func New(cfg Config) (*Job, error) {
-	if cfg.Recovery == nil || cfg.DeadLetters == nil || cfg.Store == nil {
-		return nil, apperr.New(apperr.Invalid, "maintenance.New: Recovery, DeadLetters and Store are required")
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
-	if cfg.Retention < 0 || cfg.PurgeLimit < 0 || cfg.DeadLetterLimit < 0 {
-		return nil, apperr.New(apperr.Invalid, "maintenance.New: Retention, PurgeLimit and DeadLetterLimit must not be negative")
-	}
-	if cfg.Retention == 0 {
-		cfg.Retention = config.DefaultOutboxRetention
-	}
-	if cfg.PurgeLimit == 0 {
-		cfg.PurgeLimit = DefaultPurgeLimit
-	}
-	if cfg.DeadLetterLimit == 0 {
-		cfg.DeadLetterLimit = DefaultDeadLetterLimit
-	}
-	cfg.Now = config.UTCClock(cfg.Now)
-	if cfg.Log == nil {
-		cfg.Log = slog.Default()
-	}
-	if cfg.OnRecovery == nil {
-		cfg.OnRecovery = func(orchestrator.Report) {}
-	}
-	if cfg.OnDeadLetterSize == nil {
-		cfg.OnDeadLetterSize = func(string, int) {}
-	}
+	cfg.setDefaults()
 	return &Job{cfg: cfg}, nil
+}
+
+// Validate reports what New would refuse: a missing Recovery, DeadLetters
+// or Store, a negative Retention, PurgeLimit or DeadLetterLimit. Errors are
+// apperr.Invalid and name the fields.
+func (c Config) Validate() error {
+	var p validate.Problems
+	p.Require(c.Recovery != nil, "Recovery")
+	p.Require(c.DeadLetters != nil, "DeadLetters")
+	p.Require(c.Store != nil, "Store")
+	validate.NotNegative(&p, "Retention", c.Retention)
+	validate.NotNegative(&p, "PurgeLimit", c.PurgeLimit)
+	validate.NotNegative(&p, "DeadLetterLimit", c.DeadLetterLimit)
+	return p.Err("maintenance.New")
+}
+
+// setDefaults gives each zero field of c its documented default.
+func (c *Config) setDefaults() {
+	if c.Retention == 0 {
+		c.Retention = config.DefaultOutboxRetention
+	}
+	if c.PurgeLimit == 0 {
+		c.PurgeLimit = DefaultPurgeLimit
+	}
+	if c.DeadLetterLimit == 0 {
+		c.DeadLetterLimit = DefaultDeadLetterLimit
+	}
+	c.Now = config.UTCClock(c.Now)
+	if c.Log == nil {
+		c.Log = slog.Default()
+	}
+	if c.OnRecovery == nil {
+		c.OnRecovery = func(orchestrator.Report) {}
+	}
+	if c.OnDeadLetterSize == nil {
+		c.OnDeadLetterSize = func(string, int) {}
+	}
 }
 
 // Report is the result of one maintenance run.

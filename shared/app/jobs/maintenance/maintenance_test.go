@@ -107,6 +107,15 @@ func TestNewRefusesMissingPortsAndNegativeSettings(t *testing.T) {
 			t.Errorf("%s: err = %v, want Invalid", name, err)
 		}
 	}
+	// One error names every bad field.
+	_, err := maintenance.New(maintenance.Config{Retention: -time.Hour, PurgeLimit: -1, DeadLetterLimit: -2})
+	for _, want := range []string{"maintenance.New", "Recovery is required", "DeadLetters is required", "Store is required",
+		"Retention must not be negative (got -1h0m0s)", "PurgeLimit must not be negative (got -1)",
+		"DeadLetterLimit must not be negative (got -2)"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %v, want it to contain %q", err, want)
+		}
+	}
 }
 
 // A run does every job with its bound, even when the saga recovery failed,

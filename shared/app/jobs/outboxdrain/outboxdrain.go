@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"ordersaga/shared/app/relay"
-	"ordersaga/shared/domain/apperr"
+	"ordersaga/shared/kit/validate"
 )
 
 // Relay publishes bounded batches within budget (relay.Relay).
@@ -34,13 +34,21 @@ type Job struct {
 
 // New returns a Job. It fails (apperr.Invalid) without a relay.
 func New(cfg Config) (*Job, error) {
-	if cfg.Relay == nil {
-		return nil, apperr.New(apperr.Invalid, "outboxdrain.New: a relay is required")
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
 	if cfg.OnBacklog == nil {
 		cfg.OnBacklog = func(relay.Report) {}
 	}
 	return &Job{cfg: cfg}, nil
+}
+
+// Validate reports what New would refuse: a missing Relay. Errors are
+// apperr.Invalid and name the field.
+func (c Config) Validate() error {
+	var p validate.Problems
+	p.Require(c.Relay != nil, "Relay")
+	return p.Err("outboxdrain.New")
 }
 
 // Run publishes bounded batches of outbox rows until the outbox is drained

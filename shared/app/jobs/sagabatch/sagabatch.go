@@ -10,9 +10,9 @@ import (
 	"sync"
 
 	"ordersaga/shared/app/orchestrator"
-	"ordersaga/shared/domain/apperr"
 	"ordersaga/shared/domain/saga"
 	"ordersaga/shared/kit/config"
+	"ordersaga/shared/kit/validate"
 )
 
 // Advancer advances one saga by one step (orchestrator.Advancer). Handle
@@ -44,19 +44,30 @@ type Job struct {
 // New returns a Job with cfg's zero fields set to their defaults. It fails
 // (apperr.Invalid) without an advancer or with a negative concurrency.
 func New(cfg Config) (*Job, error) {
-	if cfg.Advancer == nil {
-		return nil, apperr.New(apperr.Invalid, "sagabatch.New: an advancer is required")
+	if err := cfg.Validate(); err != nil {
+		return nil, err
 	}
-	if cfg.Concurrency < 0 {
-		return nil, apperr.New(apperr.Invalid, "sagabatch.New: Concurrency must not be negative (got %d)", cfg.Concurrency)
-	}
-	if cfg.Concurrency == 0 {
-		cfg.Concurrency = config.DefaultSagaBatchConcurrency
-	}
-	if cfg.OnReceived == nil {
-		cfg.OnReceived = func(string, int) {}
-	}
+	cfg.setDefaults()
 	return &Job{cfg: cfg}, nil
+}
+
+// Validate reports what New would refuse: a missing Advancer or a negative
+// Concurrency. Errors are apperr.Invalid and name the fields.
+func (c Config) Validate() error {
+	var p validate.Problems
+	p.Require(c.Advancer != nil, "Advancer")
+	validate.NotNegative(&p, "Concurrency", c.Concurrency)
+	return p.Err("sagabatch.New")
+}
+
+// setDefaults gives each zero field of c its documented default.
+func (c *Config) setDefaults() {
+	if c.Concurrency == 0 {
+		c.Concurrency = config.DefaultSagaBatchConcurrency
+	}
+	if c.OnReceived == nil {
+		c.OnReceived = func(string, int) {}
+	}
 }
 
 // Report is the result of one batch of saga commands.
