@@ -36,7 +36,7 @@ type script struct {
 	saga     string
 	fail     func(op string) error // how a call of op for saga fails; nil error: it passes
 	calls    map[string]int        // op → calls of saga
-	downFrom time.Time                    // zero: not down yet
+	downFrom time.Time             // zero: not down yet
 	downFor  time.Duration
 }
 
@@ -217,4 +217,94 @@ func TestRefundOutageAfterSpentAttemptsGivesNothingUp(t *testing.T) {
 			w.e.checkInvariants()
 		})
 	}
+}
+
+// TestProviderFailingOneOrderEndsItWithinTheBound: the provider is up but
+// fails every charge of one order (a transient error; other orders'
+// successes keep the breaker closed): the payment step spends its
+// attempts, holds its last one for the outage bound at one run per backoff
+// cap, then gives up; the order is CANCELLED, cleanly, within the bound
+// plus the step's backoffs and a few cap periods, after at most
+// (attempts + outage bound / cap) runs of the step, each one guarded call.
+func TestProviderFailingOneOrderEndsItWithinTheBound(t *testing.T) {
+	s := &script{calls: map[string]int{}}
+	w := newTimedWorld(t, true, func(w *timedWorld) payments.Provider {
+		return scriptedProvider{Provider: w.e.sim, w: w, s: s}
+	})
+	start := w.e.clock.Peek()
+	oid, sid := w.place("refused-alone")
+	s.saga = sid
+	s.fail = func(op string) error {
+		if op == "charge" {
+			return apperr.New(apperr.Transient, "provider hiccup")
+		}
+		return nil
+	}
+	seen := 0
+	w.runUntil(start.Add(2*orchestrator.DefaultOutageBound), func() bool {
+		if cur := w.e.saga(sid); cur.Attempts > seen {
+			seen = cur.Attempts
+			w.resetBreaker() // other orders' successful charges
+		}
+		return w.e.saga(sid).State.Finished()
+	})
+	o, inst := w.e.order(oid), w.e.saga(sid)
+	cfg := def()
+	runs, shortest := spacing(w.log(sid), saga.StepProcessPayment)
+	maxRuns := orchestrator.CreateOrderSaga[2].MaxAttempts + int(orchestrator.DefaultOutageBound/cfg.Saga.BackoffCap)
+	within := orchestrator.DefaultOutageBound + 3*cfg.Saga.BackoffCap
+	t.Logf("order %s after %s; process_payment ran %d times (at most %d), %d charges of this order", o.Status, inst.FinishedAt.Sub(start), runs, maxRuns, s.calls["charge"])
+	if o.Status != order.StatusCancelled || inst.State != saga.StateCompensated {
+		t.Fatalf("order %s (%s), saga %s: want CANCELLED and compensated", o.Status, o.StatusReason, inst.State)
+	}
+	if took := inst.FinishedAt.Sub(start); took < orchestrator.DefaultOutageBound || took > within {
+		t.Errorf("saga ended %s after the order, want between the outage bound %s and %s", took, orchestrator.DefaultOutageBound, within)
+	}
+	if runs > maxRuns {
+		t.Errorf("process_payment ran %d times, more than %d", runs, maxRuns)
+	}
+	if calls := s.calls["charge"]; calls > runs*payments.DefaultMaxAttempts {
+		t.Errorf("%d charges in %d runs of at most %d calls each", calls, runs, payments.DefaultMaxAttempts)
+	}
+	// Runs after the first hold are a cap apart: the provider is not
+	// hammered for an order it keeps failing.
+	held := 0
+	var last time.Time
+	for _, l := range w.log(sid) {
+		if l.Step != saga.StepProcessPayment {
+			continue
+		}
+		if held > 0 && l.At.Sub(last) < cfg.Saga.BackoffCap {
+			t.Errorf("a run %s after a held last attempt, want at least the cap %s", l.At.Sub(last), cfg.Saga.BackoffCap)
+		}
+		if l.Outcome == saga.OutcomeWaiting {
+			held++
+		}
+		last = l.At
+	}
+	if held == 0 || shortest <= 0 {
+		t.Errorf("the last attempt was never held (%d runs)", runs)
+	}
+	if ch, rf := w.e.totals(); ch != rf {
+		t.Errorf("charged %d, refunded %d", ch, rf)
+	}
+	w.e.checkInvariants()
+}
+
+// heldTrail is trail (step/direction/outcome lines) with each run of
+// consecutive waits of one step ("…/waiting") as one "…/held" line: a step
+// whose last attempt is held waits a number of times that depends on the
+// backoff's jitter.
+func heldTrail(trail []string) []string {
+	var out []string
+	for _, l := range trail {
+		if h, ok := strings.CutSuffix(l, "/waiting"); ok {
+			if len(out) > 0 && out[len(out)-1] == h+"/held" {
+				continue
+			}
+			l = h + "/held"
+		}
+		out = append(out, l)
+	}
+	return out
 }

@@ -271,6 +271,7 @@ func (a *Advancer) run(ctx context.Context, inst saga.Instance) (r stepRun) {
 		r.err = apperr.New(apperr.Internal, "step %q has no %s action", name, dir)
 		return r
 	}
+	r.call = true
 	sctx, cancel := context.WithTimeout(ctx, steps[inst.Step].Timeout)
 	defer cancel()
 	eff := act.Call(sctx, a.participants(), inst)

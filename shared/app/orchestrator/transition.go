@@ -19,7 +19,10 @@ type stepRun struct {
 	skipped bool // a compensation that had nothing to undo
 	// inTx is the InTx action left for the save transaction (nil: the
 	// step ran already).
-	inTx     InTxFunc
+	inTx InTxFunc
+	// call: the step called a participant (a Call action), whose failure
+	// may mean the participant is down.
+	call     bool
 	duration time.Duration
 }
 
@@ -82,6 +85,20 @@ func decide(cur saga.Instance, steps saga.Table, r stepRun, now time.Time, pol r
 		// orders are in flight.
 		d.outcome = saga.OutcomeWaiting
 		next.Wait(r.dir, now.Add(pol.waitFor(r.err)), now)
+	case r.err != nil && r.call && !permanent(r.err) && lastAttempt(cur, def, r.dir) && pol.mayWait(cur, now):
+		// A participant call's transient failure would spend the step's
+		// last attempt, yet the participant may be down without its breaker having opened:
+		// failures the breaker no longer counts (a success of another
+		// saga reset it, or another function instance's breaker saw them)
+		// spent the step's earlier attempts, so the outage met fewer
+		// attempts than the breaker's threshold. The step waits instead,
+		// spaced by the backoff's cap, for up to the outage bound from its
+		// first wait; only then does the last attempt end it. So no
+		// outage shorter than the bound ends a step, whatever it spent
+		// before, and a participant that fails only this saga still ends
+		// it after the bound.
+		d.outcome = saga.OutcomeWaiting
+		next.Wait(r.dir, now.Add(pol.holdFor(r.err)), now)
 	case r.dir == saga.Forward:
 		d.outcome = forward(&next, cur, def, len(steps), r, now, pol)
 	default:
@@ -113,6 +130,16 @@ func decide(cur saga.Instance, steps saga.Table, r stepRun, now time.Time, pol r
 // waits for a dependency that is down advance the token but not the
 // budget.
 func spent(cur saga.Instance) int { return cur.Attempts - cur.Data.Waits }
+
+// lastAttempt reports whether a failure of cur's step (def) in direction
+// dir would spend its last attempt.
+func lastAttempt(cur saga.Instance, def saga.StepDef, dir saga.Direction) bool {
+	budget := def.MaxAttempts
+	if dir == saga.Compensate {
+		budget = def.MaxCompensationAttempts
+	}
+	return spent(cur)+1 >= budget
+}
 
 // forward applies the outcome r of cur's forward step (def, one of n steps)
 // to next and returns it.
@@ -217,6 +244,19 @@ func (p retryPolicy) mayWait(cur saga.Instance, now time.Time) bool {
 // granularity: the command could not arrive earlier anyway).
 func (p retryPolicy) waitFor(err error) time.Duration {
 	d := retryAfter(err) + p.backoff.Delay(0)
+	if r := d % time.Second; r != 0 || d == 0 {
+		d += time.Second - r
+	}
+	return d
+}
+
+// holdFor is how long a step whose last attempt is held back
+// (decide) waits: the backoff's cap (or the dependency's hint, when longer)
+// plus a full-jitter sample of the first backoff step, rounded up to a
+// whole second. The cap, not the first step, spaces these waits, so a
+// dependency that fails only this saga is asked about once per cap.
+func (p retryPolicy) holdFor(err error) time.Duration {
+	d := max(p.backoff.Cap, retryAfter(err)) + p.backoff.Delay(0)
 	if r := d % time.Second; r != 0 || d == 0 {
 		d += time.Second - r
 	}
