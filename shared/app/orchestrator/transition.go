@@ -7,6 +7,7 @@ import (
 
 	"ordersaga/shared/domain/apperr"
 	"ordersaga/shared/domain/saga"
+	"ordersaga/shared/kit/config"
 	"ordersaga/shared/kit/resilience"
 	"ordersaga/shared/kit/textcut"
 )
@@ -224,10 +225,11 @@ func (p retryPolicy) forStep(rp saga.RetryPolicy) retryPolicy {
 	return p
 }
 
-// DefaultOutageBound is AdvancerConfig.OutageBound's default: a step waits
-// for a dependency that is down for 20 minutes from its first wait before
-// such failures start to spend its attempts.
-const DefaultOutageBound = 20 * time.Minute
+// DefaultOutageBound is AdvancerConfig.OutageBound's default
+// (SAGA_OUTAGE_BOUND): a step waits for a dependency that is down for 20
+// minutes from its first wait before such failures start to spend its
+// attempts, or its held last attempt ends it.
+const DefaultOutageBound = config.DefaultSagaOutageBound
 
 // mayWait reports whether cur's step may still wait for a dependency that
 // is down: it has not waited yet, or its first wait began less than the
