@@ -10,6 +10,7 @@ import (
 	"ordersaga/shared/domain/outbox"
 	"ordersaga/shared/domain/saga"
 	"ordersaga/shared/domain/store"
+	"ordersaga/shared/kit/resilience"
 )
 
 // Step is one row of an executable saga table: the step and its
@@ -274,6 +275,13 @@ func (a *Advancer) run(ctx context.Context, inst saga.Instance) (r stepRun) {
 	r.call = true
 	sctx, cancel := context.WithTimeout(ctx, steps[inst.Step].Timeout)
 	defer cancel()
+	if inst.Data.Waits > 0 {
+		// The step has waited for a participant that seemed down (its
+		// breaker open, or its last attempt held): its runs are spaced by
+		// those waits, so each makes one call, not a burst of quick
+		// retries into an outage.
+		sctx = resilience.OneAttempt(sctx)
+	}
 	eff := act.Call(sctx, a.participants(), inst)
 	r.err, r.skipped = eff.Err, eff.Skipped
 	return r
