@@ -50,6 +50,10 @@ func permanent(err error) bool {
 // decide applies one step outcome to cur (a pure function of its inputs):
 //
 //   - forward ok → next step (attempts 0), or completed after the last;
+//   - a dependency that is down (waiting), or a participant call's
+//     transient failure that would spend the step's last attempt → wait,
+//     spending nothing, for up to the outage bound from the step's first
+//     wait (retryPolicy.mayWait);
 //   - forward transient → retry after a full-jitter backoff, unless the
 //     step's attempts are spent: then compensation starts from this step
 //     itself (its outcome is unknown; compensations are idempotent);
@@ -88,11 +92,12 @@ func decide(cur saga.Instance, steps saga.Table, r stepRun, now time.Time, pol r
 		next.Wait(r.dir, now.Add(pol.waitFor(r.err)), now)
 	case r.err != nil && r.call && !permanent(r.err) && lastAttempt(cur, def, r.dir) && pol.mayWait(cur, now):
 		// A participant call's transient failure would spend the step's
-		// last attempt, yet the participant may be down without its breaker having opened:
-		// failures the breaker no longer counts (a success of another
-		// saga reset it, or another function instance's breaker saw them)
-		// spent the step's earlier attempts, so the outage met fewer
-		// attempts than the breaker's threshold. The step waits instead,
+		// last attempt, yet the participant may be down without its
+		// breaker having opened: failures the breaker no longer counts (a
+		// success of another saga reset it, or another function
+		// instance's breaker saw them) spent the step's earlier attempts,
+		// so the outage met fewer attempts than the breaker's threshold.
+		// The step waits instead (a hold), each run a single call,
 		// spaced by the backoff's cap, for up to the outage bound from its
 		// first wait; only then does the last attempt end it. So no
 		// outage shorter than the bound ends a step, whatever it spent
