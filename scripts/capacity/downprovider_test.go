@@ -56,20 +56,26 @@ func (p *downProvider) snapshot() map[string]map[string]int {
 // (PAYMENT_BREAKER_THRESHOLD very high) so every step attempt reaches the
 // provider — the worst case for calls: with the default breaker, refused
 // attempts never reach it. The saga backoff is shortened so the whole
-// budget (5 charge attempts, 10 refund attempts) is spent in seconds; the
-// number of calls does not depend on the backoff or the timeouts, only the
-// time does (docs/capacity.md, "Retry amplification", scales it to the
-// defaults). Every order must end, and each must have made exactly the
-// computed worst case of calls, never more.
+// budget (5 charge attempts, 10 refund attempts) is spent in seconds, and
+// the outage bound (SAGA_OUTAGE_BOUND=2s) so each step holds its last
+// attempt once or twice, a second apart, instead of 20 times a minute
+// apart; the calls of the attempts do not depend on these settings, those
+// of the holds are computed by the same model for both
+// (docs/capacity.md, "Retry amplification", scales it to the defaults).
+// Every order must end, and each must have made at most the computed
+// worst case of calls for these settings, and at least every attempt's
+// calls and one call after each step's holds.
 func TestDownProviderCallsStayWithinTheBound(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the local runner")
 	}
 	l := deployedLayers(t)
-	worst := l.bounds()[0].Calls
-	if worst > PromisedPaymentCallsPerOrder {
+	if worst := l.bounds()[0].Calls; worst > PromisedPaymentCallsPerOrder {
 		t.Fatalf("computed worst case %d exceeds the documented %d", worst, PromisedPaymentCallsPerOrder)
 	}
+	l.SagaBackoffBase, l.SagaBackoffCap, l.OutageBound = 10*time.Millisecond, 100*time.Millisecond, 2*time.Second
+	worst := l.bounds()[0].Calls
+	least := l.PaymentCallAttempts*(l.step("process_payment").MaxAttempts+l.compensationOf("refund_payment").MaxCompensationAttempts) + 2
 
 	prov := &downProvider{calls: map[string]map[string]int{}}
 	srv := httptest.NewServer(prov)
@@ -88,6 +94,7 @@ func TestDownProviderCallsStayWithinTheBound(t *testing.T) {
 		"PAYMENT_TIMEOUT=1s",
 		"SAGA_BACKOFF_BASE=10ms",
 		"SAGA_BACKOFF_CAP=100ms",
+		"SAGA_OUTAGE_BOUND=2s",
 	)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -148,11 +155,11 @@ func TestDownProviderCallsStayWithinTheBound(t *testing.T) {
 		for _, c := range byPath {
 			n += c
 		}
-		if n > PromisedPaymentCallsPerOrder || n != worst {
-			t.Errorf("saga %s: %d calls (%v), want exactly the computed worst case %d (documented bound %d)", saga, n, byPath, worst, PromisedPaymentCallsPerOrder)
+		if n > worst || n < least {
+			t.Errorf("saga %s: %d calls (%v), want from %d (every attempt's calls, one after each step's holds) to the computed worst case %d", saga, n, byPath, least, worst)
 		}
 	}
-	t.Logf("%d orders ended in %s (%v); calls per order: %v; computed worst case %d", orders, took.Round(100*time.Millisecond), final, calls, worst)
+	t.Logf("%d orders ended in %s (%v); calls per order: %v; computed worst case %d for these settings", orders, took.Round(100*time.Millisecond), final, calls, worst)
 }
 
 func postOrder(base, key, body string) (string, error) {

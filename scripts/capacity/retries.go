@@ -19,7 +19,7 @@ import (
 // the computed worst case exceeds them, and TestDocsStateTheCheckedBounds
 // when the page states other numbers.
 const (
-	PromisedPaymentCallsPerOrder = 50
+	PromisedPaymentCallsPerOrder = 90
 	PromisedSagaEndWithin        = 60 * time.Minute
 )
 
@@ -71,7 +71,7 @@ func layersFrom(d deployment) (retryLayers, error) {
 		Steps:               orchestrator.CreateOrderSaga.Table(),
 		SagaBackoffBase:     d.Cfg.Saga.BackoffBase,
 		SagaBackoffCap:      d.Cfg.Saga.BackoffCap,
-		OutageBound:         orchestrator.DefaultOutageBound,
+		OutageBound:         d.Cfg.Saga.OutageBound,
 		ChainBudget:         orchestrator.DefaultChainBudget,
 		MaxResends:          d.Cfg.Recovery.MaxResends,
 		StuckAfter:          d.Cfg.Recovery.StuckAfter,
@@ -161,28 +161,50 @@ func backoffCeiling(base, cap time.Duration, n int) time.Duration {
 	return min(d, cap)
 }
 
+// holds is how many times a step whose participant keeps failing holds
+// its last attempt (orchestrator: a transient failure that would spend the
+// last attempt waits instead, for the outage bound from the first wait):
+// the held runs come at least a hold apart — the backoff's cap, rounded up
+// to a whole second, at least one — and a run holds while less than the
+// bound has passed since the first, so ⌈bound / hold⌉ of them.
+func (l retryLayers) holds(def saga.StepDef) int {
+	ceiling, outage := cmp.Or(def.BackoffCap, l.SagaBackoffCap), cmp.Or(def.OutageBound, l.OutageBound)
+	hold := max(ceilSecond(ceiling), time.Second)
+	return int((outage + hold - 1) / hold)
+}
+
+// stepCalls is how many payment-provider calls a step (or compensation)
+// with attempts attempts makes while the provider fails every call through
+// a closed breaker: each of its attempts a guarded call of
+// PaymentCallAttempts (the last one the run that began the first hold),
+// and each run after a wait a single call (the orchestrator marks its
+// context resilience.OneAttempt): the holds after the first and the final
+// run after the bound, as many as the holds.
+func (l retryLayers) stepCalls(def saga.StepDef, attempts int) int {
+	return l.PaymentCallAttempts*attempts + l.holds(def)
+}
+
 // stepWorstTime is the longest a step (or compensation) with attempts
-// attempts can take while its dependency is down: the outage bound of its
-// breaker waits plus the last wait begun just before it ends (open period
-// plus the first backoff step, rounded up to a second, and its message's
-// cutoff; the cutoffs of the earlier waits fall inside the bound), every
-// attempt running to the step timeout, every backoff at its ceiling rounded
-// up to a second, and one trigger batch cutoff per attempt's message.
-// A step whose row sets its own backoff or outage bound (its RetryPolicy)
-// is bounded by those.
-func (l retryLayers) stepWorstTime(def saga.StepDef, attempts int, breaker bool) time.Duration {
+// attempts that calls a participant can take while the participant fails:
+// the outage bound of its waits (the breaker's, or the holds of its last
+// attempt) plus the last wait begun just before the bound ends (the longer
+// of the breaker's open period and the backoff's cap, plus the first
+// backoff step, rounded up to a second); the runs outside the bound — its
+// attempts and the run that began the first wait — each to the step
+// timeout, with one trigger batch cutoff per message (the cutoffs of the
+// waits fall inside the bound); and the backoffs between its attempts, each
+// at its ceiling rounded up to a second. A step whose row sets its own
+// backoff or outage bound (its RetryPolicy) is bounded by those. A
+// provider's Retry-After hint longer than these delays lengthens them, as
+// it does any retry; the bound assumes none.
+func (l retryLayers) stepWorstTime(def saga.StepDef, attempts int) time.Duration {
 	base, ceiling, outage := cmp.Or(def.BackoffBase, l.SagaBackoffBase), cmp.Or(def.BackoffCap, l.SagaBackoffCap), cmp.Or(def.OutageBound, l.OutageBound)
-	var t time.Duration
-	messages := attempts
-	if breaker {
-		t += outage + ceilSecond(l.BreakerOpenFor+base)
-		messages++
-	}
-	t += time.Duration(attempts) * def.Timeout
+	t := outage + ceilSecond(max(l.BreakerOpenFor, ceiling)+base)
+	t += time.Duration(attempts+1) * (def.Timeout + l.BatchCutoff)
 	for n := 0; n < attempts-1; n++ {
 		t += ceilSecond(backoffCeiling(base, ceiling, n))
 	}
-	return t + time.Duration(messages)*l.BatchCutoff
+	return t
 }
 
 // bounds computes the table. Scenario "down": the dependency answers every
@@ -195,9 +217,8 @@ func (l retryLayers) stepWorstTime(def saga.StepDef, attempts int, breaker bool)
 func (l retryLayers) bounds() []bound {
 	charge := l.step(saga.StepProcessPayment)
 	refund := l.compensationOf(saga.StepRefundPayment)
-	perAttemptForward := l.PaymentCallAttempts
-	payCalls := perAttemptForward*charge.MaxAttempts + l.PaymentCallAttempts*refund.MaxCompensationAttempts
-	payTime := l.stepWorstTime(charge, charge.MaxAttempts, true) + l.stepWorstTime(refund, refund.MaxCompensationAttempts, true)
+	payCalls := l.stepCalls(charge, charge.MaxAttempts) + l.stepCalls(refund, refund.MaxCompensationAttempts)
+	payTime := l.stepWorstTime(charge, charge.MaxAttempts) + l.stepWorstTime(refund, refund.MaxCompensationAttempts)
 	// The steps before the payment run once forward and once compensating
 	// (create/cancel, reserve/release); count one timeout and one cutoff
 	// each way.
@@ -211,8 +232,8 @@ func (l retryLayers) bounds() []bound {
 	out := []bound{
 		{Dependency: "payment provider", Scenario: "down",
 			Calls: payCalls, Duration: payTime, Limit: PromisedPaymentCallsPerOrder, LimitTime: PromisedSagaEndWithin,
-			Product: fmt.Sprintf("%d call attempts × (%d charge step attempts + %d refund attempts), the breaker kept closed; with it open, a step waits up to %s spending no attempt, and the provider sees one probe per open period in all",
-				l.PaymentCallAttempts, charge.MaxAttempts, refund.MaxCompensationAttempts, l.OutageBound)},
+			Product: fmt.Sprintf("%d call attempts × (%d charge step attempts + %d refund attempts) + %d + %d single calls after the steps' first waits, the breaker kept closed (each step holds its last attempt for %s, one run per backoff cap); with it open, a step waits up to %s spending no attempt, and the provider sees one probe per open period in all",
+				l.PaymentCallAttempts, charge.MaxAttempts, refund.MaxCompensationAttempts, l.holds(charge), l.holds(refund), l.OutageBound, l.OutageBound)},
 		{Dependency: "payment provider", Scenario: "down + crashes",
 			Calls: payCalls * deliveries,
 			Product: fmt.Sprintf("the above × %d receives × (1 + %d recovery resends) of an unrecorded attempt",

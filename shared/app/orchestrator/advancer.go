@@ -52,8 +52,10 @@ type AdvancerConfig struct {
 	// dependency that is down — its call refused by the open circuit
 	// breaker (or a full bulkhead), or failed with the breaker open after
 	// it — without spending its attempts, counted from the step's first
-	// such wait; each wait lasts the breaker's RetryIn (default
-	// DefaultOutageBound).
+	// such wait; each wait lasts the breaker's RetryIn. A participant
+	// call's transient failure that would spend the step's last attempt
+	// waits too, a backoff cap at a time, within the same bound
+	// (SAGA_OUTAGE_BOUND, default DefaultOutageBound).
 	OutageBound time.Duration
 	// Lease keeps other advancers off a saga while one step runs; it must
 	// exceed the longest step timeout (default DefaultLease; CheckLease).

@@ -10,6 +10,7 @@ import (
 	"ordersaga/shared/domain/outbox"
 	"ordersaga/shared/domain/saga"
 	"ordersaga/shared/domain/store"
+	"ordersaga/shared/kit/resilience"
 )
 
 // Step is one row of an executable saga table: the step and its
@@ -94,9 +95,12 @@ func CheckLease(lease time.Duration, steps Steps) error {
 // CheckBreakerThreshold reports (Invalid) a circuit breaker threshold
 // (consecutive failures that open it) above the fewest attempts of any step
 // or compensation of steps that calls a participant: a lone saga would spend
-// all that step's attempts on failures that leave the breaker closed, and be
-// compensated by an outage of seconds, before the breaker ever opened and
-// its waits (which spend no attempts) began. app.New logs it as a warning.
+// all that step's attempts on failures that leave the breaker closed, then
+// hold its last attempt (one call per backoff cap) until the breaker opens,
+// so an outage costs more provider calls, and the breaker's refusals come
+// later, than with the threshold at most the attempts. The outage guarantee
+// itself does not depend on it (decide holds the last attempt for the
+// outage bound). app.New logs it as a warning.
 func CheckBreakerThreshold(threshold int, steps Steps) error {
 	for _, st := range steps {
 		for _, c := range []struct {
@@ -105,7 +109,7 @@ func CheckBreakerThreshold(threshold int, steps Steps) error {
 			attempts int
 		}{{st.Name, st.Do, st.MaxAttempts}, {st.Compensation, st.Undo, st.MaxCompensationAttempts}} {
 			if c.act.Call != nil && threshold > c.attempts {
-				return apperr.New(apperr.Invalid, "config: PAYMENT_BREAKER_THRESHOLD (%d) exceeds the %d attempts of saga step %q: a lone order spends them all before the breaker opens, and an outage of seconds cancels it", threshold, c.attempts, c.name)
+				return apperr.New(apperr.Invalid, "config: PAYMENT_BREAKER_THRESHOLD (%d) exceeds the %d attempts of saga step %q: a lone order spends them all before the breaker opens and then asks the provider once per backoff cap until it does", threshold, c.attempts, c.name)
 			}
 		}
 	}
@@ -271,8 +275,16 @@ func (a *Advancer) run(ctx context.Context, inst saga.Instance) (r stepRun) {
 		r.err = apperr.New(apperr.Internal, "step %q has no %s action", name, dir)
 		return r
 	}
+	r.call = true
 	sctx, cancel := context.WithTimeout(ctx, steps[inst.Step].Timeout)
 	defer cancel()
+	if inst.Data.Waits > 0 {
+		// The step has waited for a participant that seemed down (its
+		// breaker open, or its last attempt held): its runs are spaced by
+		// those waits, so each makes one call, not a burst of quick
+		// retries into an outage.
+		sctx = resilience.OneAttempt(sctx)
+	}
 	eff := act.Call(sctx, a.participants(), inst)
 	r.err, r.skipped = eff.Err, eff.Skipped
 	return r

@@ -7,6 +7,7 @@ import (
 
 	"ordersaga/shared/domain/apperr"
 	"ordersaga/shared/domain/saga"
+	"ordersaga/shared/kit/config"
 	"ordersaga/shared/kit/resilience"
 	"ordersaga/shared/kit/text"
 )
@@ -19,7 +20,10 @@ type stepRun struct {
 	skipped bool // a compensation that had nothing to undo
 	// inTx is the InTx action left for the save transaction (nil: the
 	// step ran already).
-	inTx     InTxFunc
+	inTx InTxFunc
+	// call: the step called a participant (a Call action), whose failure
+	// may mean the participant is down.
+	call     bool
 	duration time.Duration
 }
 
@@ -46,6 +50,10 @@ func permanent(err error) bool {
 // decide applies one step outcome to cur (a pure function of its inputs):
 //
 //   - forward ok → next step (attempts 0), or completed after the last;
+//   - a dependency that is down (waiting), or a participant call's
+//     transient failure that would spend the step's last attempt → wait,
+//     spending nothing, for up to the outage bound from the step's first
+//     wait (retryPolicy.mayWait);
 //   - forward transient → retry after a full-jitter backoff, unless the
 //     step's attempts are spent: then compensation starts from this step
 //     itself (its outcome is unknown; compensations are idempotent);
@@ -82,6 +90,21 @@ func decide(cur saga.Instance, steps saga.Table, r stepRun, now time.Time, pol r
 		// orders are in flight.
 		d.outcome = saga.OutcomeWaiting
 		next.Wait(r.dir, now.Add(pol.waitFor(r.err)), now)
+	case r.err != nil && r.call && !permanent(r.err) && lastAttempt(cur, def, r.dir) && pol.mayWait(cur, now):
+		// A participant call's transient failure would spend the step's
+		// last attempt, yet the participant may be down without its
+		// breaker having opened: failures the breaker no longer counts (a
+		// success of another saga reset it, or another function
+		// instance's breaker saw them) spent the step's earlier attempts,
+		// so the outage met fewer attempts than the breaker's threshold.
+		// The step waits instead (a hold), each run a single call,
+		// spaced by the backoff's cap, for up to the outage bound from its
+		// first wait; only then does the last attempt end it. So no
+		// outage shorter than the bound ends a step, whatever it spent
+		// before, and a participant that fails only this saga still ends
+		// it after the bound.
+		d.outcome = saga.OutcomeWaiting
+		next.Wait(r.dir, now.Add(pol.holdFor(r.err)), now)
 	case r.dir == saga.Forward:
 		d.outcome = forward(&next, cur, def, len(steps), r, now, pol)
 	default:
@@ -113,6 +136,16 @@ func decide(cur saga.Instance, steps saga.Table, r stepRun, now time.Time, pol r
 // waits for a dependency that is down advance the token but not the
 // budget.
 func spent(cur saga.Instance) int { return cur.Attempts - cur.Data.Waits }
+
+// lastAttempt reports whether a failure of cur's step (def) in direction
+// dir would spend its last attempt.
+func lastAttempt(cur saga.Instance, def saga.StepDef, dir saga.Direction) bool {
+	budget := def.MaxAttempts
+	if dir == saga.Compensate {
+		budget = def.MaxCompensationAttempts
+	}
+	return spent(cur)+1 >= budget
+}
 
 // forward applies the outcome r of cur's forward step (def, one of n steps)
 // to next and returns it.
@@ -197,10 +230,11 @@ func (p retryPolicy) forStep(rp saga.RetryPolicy) retryPolicy {
 	return p
 }
 
-// DefaultOutageBound is AdvancerConfig.OutageBound's default: a step waits
-// for a dependency that is down for 20 minutes from its first wait before
-// such failures start to spend its attempts.
-const DefaultOutageBound = 20 * time.Minute
+// DefaultOutageBound is AdvancerConfig.OutageBound's default
+// (SAGA_OUTAGE_BOUND): a step waits for a dependency that is down for 20
+// minutes from its first wait before such failures start to spend its
+// attempts, or its held last attempt ends it.
+const DefaultOutageBound = config.DefaultSagaOutageBound
 
 // mayWait reports whether cur's step may still wait for a dependency that
 // is down: it has not waited yet, or its first wait began less than the
@@ -217,6 +251,19 @@ func (p retryPolicy) mayWait(cur saga.Instance, now time.Time) bool {
 // granularity: the command could not arrive earlier anyway).
 func (p retryPolicy) waitFor(err error) time.Duration {
 	d := retryAfter(err) + p.backoff.Delay(0)
+	if r := d % time.Second; r != 0 || d == 0 {
+		d += time.Second - r
+	}
+	return d
+}
+
+// holdFor is how long a step whose last attempt is held back
+// (decide) waits: the backoff's cap (or the dependency's hint, when longer)
+// plus a full-jitter sample of the first backoff step, rounded up to a
+// whole second. The cap, not the first step, spaces these waits, so a
+// dependency that fails only this saga is asked about once per cap.
+func (p retryPolicy) holdFor(err error) time.Duration {
+	d := max(p.backoff.Cap, retryAfter(err)) + p.backoff.Delay(0)
 	if r := d % time.Second; r != 0 || d == 0 {
 		d += time.Second - r
 	}

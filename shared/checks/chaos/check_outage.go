@@ -48,10 +48,11 @@ func providerDown(msg string) bool {
 // under it whose process_payment failed, the check reads the step's log
 // (judgePayment): it is a violation when the step was refused for good,
 // when a failure of a provider the breaker judged down spent an attempt
-// within the bound, or when the provider's failures alone spent every
-// attempt. The promise does not cover a budget the harness's own store and
-// step faults helped spend: such a failure spends an attempt wherever it
-// happens, and a step that waits for minutes runs many times.
+// within the bound, or when a transient failure ended the step before the
+// bound had passed since its first wait: the step holds its last attempt
+// for the bound whatever spent the ones before (the provider's failures
+// through a closed breaker, or the harness's own store and step faults),
+// so only a failure after the bound may end it.
 func (c *checker) outageCancel() {
 	limit := c.w.cfg.Payment.DeclineAbove
 	for _, id := range c.s.sagaIDs {
@@ -110,9 +111,13 @@ func judgePayment(log []saga.LogEntry, reason string, bound time.Duration) strin
 		return fmt.Sprintf("process_payment was refused for good at attempt %d (%s): %s",
 			last.Attempt, text.Clip(reason, 80), text.Clip(last.Error, 160))
 	}
-	if byHarness == 0 {
-		return fmt.Sprintf("the provider's failures spent all %d attempts of process_payment (the last, attempt %d: %s)",
-			spent, last.Attempt, text.Clip(last.Error, 160))
+	if firstWait.IsZero() || last.At.Sub(firstWait) < bound {
+		held := "without waiting"
+		if !firstWait.IsZero() {
+			held = fmt.Sprintf("%s after its first wait", last.At.Sub(firstWait).Round(time.Second))
+		}
+		return fmt.Sprintf("process_payment gave up %s (the bound is %s): its last attempt was not held for the bound; %d of its %d attempts were spent by the provider's failures (the last, attempt %d: %s)",
+			held, bound, spent-byHarness, spent, last.Attempt, text.Clip(last.Error, 160))
 	}
 	return ""
 }

@@ -43,11 +43,13 @@ func payLog(t0 time.Time, runs ...string) []saga.LogEntry {
 
 // TestOutageCancelJudgesTheProvidersFailures holds the outage-cancel
 // check to the README's promise: an order cancelled at process_payment
-// under the decline limit is a violation when the provider's failures
-// alone spent its attempts, when a failure of a provider that was down
-// spent an attempt within the outage bound, or when the step was refused
-// for good; not when the harness's own store and step faults spent part
-// of the budget (the cases of seeds 14 and 30 of the real-clock run).
+// under the decline limit is a violation when a transient failure ended
+// the step before the outage bound had passed since its first wait
+// (whatever spent its earlier attempts: the provider through a closed
+// breaker, or the harness's own store and step faults), when a failure of
+// a provider that was down spent an attempt within the outage bound, or
+// when the step was refused for good; not when the step gave up after
+// the bound.
 func TestOutageCancelJudgesTheProvidersFailures(t *testing.T) {
 	t0 := time.Date(2025, 6, 1, 9, 0, 0, 0, time.UTC)
 	gaveUp := "process_payment: gave up after 5 attempts"
@@ -58,22 +60,41 @@ func TestOutageCancelJudgesTheProvidersFailures(t *testing.T) {
 		log    []saga.LogEntry
 		want   string // "" means no violation
 	}{{
-		name: "harness faults spent the budget while the step waited",
+		name: "harness faults spent the budget while the step waited, the last not held",
 		log: payLog(t0, "w|1s|"+opened503, "w|14s|"+refused, "r|60s|"+stepFault, "w|62s|"+opened503,
 			"w|110s|"+refused, "r|242s|"+readFault, "r|246s|"+stepFault, "w|248s|"+refused,
 			"r|451s|"+abortedFault, "f|458s|"+storeFault),
 		reason: gaveUp,
+		want:   "gave up 7m37s after its first wait",
 	}, {
-		name: "the breaker's threshold, then one harness fault",
+		name: "harness faults spent the budget, the last held for the bound",
+		log: payLog(t0, "w|1s|"+opened503, "w|14s|"+refused, "r|60s|"+stepFault, "w|62s|"+opened503,
+			"w|110s|"+refused, "r|242s|"+readFault, "r|246s|"+stepFault, "w|248s|"+refused,
+			"r|451s|"+abortedFault, "w|458s|"+storeFault, "w|519s|"+stepFault, "f|21m|"+storeFault),
+		reason: gaveUp,
+	}, {
+		name: "the breaker's threshold, then one harness fault, the last not held",
 		log: payLog(t0, "r|2s|"+provider503, "r|4s|"+provider503, "r|6s|"+provider503, "r|8s|"+provider503,
 			"w|12s|"+opened503, "w|25s|"+refused, "w|300s|"+refused, "f|376s|"+storeFault),
 		reason: gaveUp,
+		want:   "its last attempt was not held",
 	}, {
 		name: "the provider's failures alone spent the budget",
 		log: payLog(t0, "r|2s|"+provider503, "r|4s|"+provider503, "r|6s|"+provider503, "r|8s|"+provider503,
 			"f|10s|"+provider503),
 		reason: gaveUp,
-		want:   "the provider's failures spent all 5 attempts",
+		want:   "gave up without waiting",
+	}, {
+		name: "a harness fault spent an attempt, then an outage the rest through a closed breaker",
+		log: payLog(t0, "r|2s|"+stepFault, "r|60s|"+provider503, "r|62s|"+provider503, "r|65s|"+provider503,
+			"f|69s|"+provider503),
+		reason: gaveUp,
+		want:   "4 of its 5 attempts were spent by the provider's failures",
+	}, {
+		name: "the provider's failures spent the budget, the last held for the bound",
+		log: payLog(t0, "r|2s|"+provider503, "r|4s|"+provider503, "r|6s|"+provider503, "r|8s|"+provider503,
+			"w|10s|"+provider503, "w|71s|"+provider503, "w|19m|"+provider503, "f|20m11s|"+provider503),
+		reason: gaveUp,
 	}, {
 		name: "a refusal of the open breaker spent an attempt within the bound",
 		log: payLog(t0, "w|1s|"+opened503, "r|14s|"+refused, "r|20s|"+stepFault, "r|30s|"+readFault,

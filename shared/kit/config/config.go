@@ -100,6 +100,10 @@ type SagaSettings struct {
 	BackoffBase time.Duration // SAGA_BACKOFF_BASE
 	BackoffCap  time.Duration // SAGA_BACKOFF_CAP
 	InboxTTL    time.Duration // INBOX_TTL
+	// OutageBound is how long a step whose participant seems down waits
+	// for it, from its first wait, before failures spend (or end) its
+	// attempts again (SAGA_OUTAGE_BOUND).
+	OutageBound time.Duration
 	// BatchConcurrency bounds the sagas of one delivered batch advanced at
 	// once (SAGA_BATCH_CONCURRENCY).
 	BatchConcurrency int
@@ -145,7 +149,7 @@ type Monitoring struct {
 }
 
 // Defaults of the saga advancer and recovery (SAGA_LEASE, SAGA_BACKOFF_BASE,
-// SAGA_BACKOFF_CAP, INBOX_TTL, RECOVERY_BATCH_SIZE, RECOVERY_STUCK_AFTER,
+// SAGA_BACKOFF_CAP, SAGA_OUTAGE_BOUND, INBOX_TTL, RECOVERY_BATCH_SIZE, RECOVERY_STUCK_AFTER,
 // RECOVERY_MAX_RESENDS, RECOVERY_MAX_WAIT). Default uses them, and package orchestrator's
 // defaults (orchestrator.DefaultLease, ...) are these constants, so the
 // configuration and a component built without it never disagree.
@@ -153,6 +157,7 @@ const (
 	DefaultSagaLease          = 30 * time.Second
 	DefaultSagaBackoffBase    = 500 * time.Millisecond
 	DefaultSagaBackoffCap     = time.Minute
+	DefaultSagaOutageBound    = 20 * time.Minute
 	DefaultInboxTTL           = 7 * 24 * time.Hour
 	DefaultRecoveryBatchSize  = 100
 	DefaultRecoveryStuckAfter = 30 * time.Second
@@ -176,7 +181,7 @@ func Default() Config {
 		Relay: RelaySettings{BatchSize: DefaultRelayBatchSize, MaxAttempts: DefaultRelayMaxAttempts, Lease: DefaultRelayLease,
 			BackoffBase: DefaultRelayBackoffBase, BackoffCap: DefaultRelayBackoffCap, Shards: DefaultShards,
 			Budget: DefaultRelayBudget, Retention: DefaultOutboxRetention, SendConcurrency: DefaultRelaySendConcurrency},
-		Saga:     SagaSettings{Lease: DefaultSagaLease, BackoffBase: DefaultSagaBackoffBase, BackoffCap: DefaultSagaBackoffCap, InboxTTL: DefaultInboxTTL, BatchConcurrency: DefaultSagaBatchConcurrency},
+		Saga:     SagaSettings{Lease: DefaultSagaLease, BackoffBase: DefaultSagaBackoffBase, BackoffCap: DefaultSagaBackoffCap, OutageBound: DefaultSagaOutageBound, InboxTTL: DefaultInboxTTL, BatchConcurrency: DefaultSagaBatchConcurrency},
 		Recovery: RecoverySettings{BatchSize: DefaultRecoveryBatchSize, StuckAfter: DefaultRecoveryStuckAfter, MaxResends: DefaultRecoveryMaxResends, MaxWait: DefaultRecoveryMaxWait},
 		Redrive:  RedriveSettings{MaxPerCall: DefaultRedriveMaxPerCall, LoopLimit: DefaultRedriveLoopLimit, MaxRate: DefaultRedriveMaxRate},
 		Payment: PaymentSettings{Timeout: DefaultPaymentTimeout, MaxConcurrent: DefaultPaymentMaxConcurrent,
@@ -221,6 +226,7 @@ func Load(getenv Getenv) (Config, error) {
 	r.dur("SAGA_LEASE", &c.Saga.Lease)
 	r.dur("SAGA_BACKOFF_BASE", &c.Saga.BackoffBase)
 	r.dur("SAGA_BACKOFF_CAP", &c.Saga.BackoffCap)
+	r.dur("SAGA_OUTAGE_BOUND", &c.Saga.OutageBound)
 	r.dur("INBOX_TTL", &c.Saga.InboxTTL)
 	r.int("SAGA_BATCH_CONCURRENCY", &c.Saga.BatchConcurrency)
 	r.int("RECOVERY_BATCH_SIZE", &c.Recovery.BatchSize)
@@ -347,6 +353,9 @@ func (c Config) validateLimits(bad complaint) {
 	}
 	if c.Saga.BackoffBase <= 0 || c.Saga.BackoffCap < c.Saga.BackoffBase {
 		bad("SAGA_BACKOFF_BASE must be positive and SAGA_BACKOFF_CAP at least as large")
+	}
+	if c.Saga.OutageBound <= 0 {
+		bad("SAGA_OUTAGE_BOUND must be positive (got %s)", c.Saga.OutageBound)
 	}
 	if c.Recovery.MaxWait <= 0 {
 		bad("RECOVERY_MAX_WAIT must be positive")

@@ -99,8 +99,26 @@ func SleepContext(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// oneAttemptKey marks a context whose Retry.Do calls make one attempt.
+type oneAttemptKey struct{}
+
+// OneAttempt returns ctx marked so that every Retry.Do under it makes a
+// single attempt, whatever its MaxAttempts: for a caller that already
+// spaces its own tries widely (a saga step waiting for a dependency that
+// seems down asks once per wait), so quick retries would only multiply the
+// calls to a dependency that is down.
+func OneAttempt(ctx context.Context) context.Context {
+	return context.WithValue(ctx, oneAttemptKey{}, true)
+}
+
+func oneAttempt(ctx context.Context) bool {
+	one, _ := ctx.Value(oneAttemptKey{}).(bool)
+	return one
+}
+
 // Do calls fn until it succeeds, fails with a non-retryable error, the attempt
-// budget is spent, or ctx ends. It returns:
+// budget is spent (one attempt under a ctx from [OneAttempt]), or ctx ends.
+// It returns:
 //   - nil on success;
 //   - the non-retryable error unchanged (result "permanent");
 //   - after exhaustion, a Transient error naming op and the number of attempts
@@ -116,6 +134,9 @@ func (r *Retry) Do(ctx context.Context, op string, fn func(ctx context.Context) 
 		return err
 	}
 	maxAttempts := cmp.Or(r.MaxAttempts, DefaultMaxAttempts)
+	if oneAttempt(ctx) {
+		maxAttempts = 1
+	}
 	retryable := r.Retryable
 	if retryable == nil {
 		retryable = DefaultRetryable

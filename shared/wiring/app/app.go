@@ -92,9 +92,9 @@ func New(ctx context.Context, cfg config.Config, open Opener, opt Options) (*App
 		a.Log = NewLogger(os.Stderr, cfg.LogLevel)
 	}
 	if err := orchestrator.CheckBreakerThreshold(cfg.Payment.BreakerThreshold, orchestrator.CreateOrderSaga); err != nil {
-		// Allowed (a test may keep the breaker closed on purpose), but the
-		// outage guarantee no longer holds for a lone order.
-		a.Log.Warn("payment breaker threshold weakens the outage guarantee", "error", err)
+		// Allowed (a test may keep the breaker closed on purpose), but a
+		// lone order calls the provider more during an outage.
+		a.Log.Warn("payment breaker threshold delays the breaker for a lone order", "error", err)
 	}
 	if a.Now == nil {
 		// Microseconds: the precision both stores keep, so a time read back

@@ -43,7 +43,7 @@ func TestBreakerThresholdAboveAStepsAttemptsIsWarned(t *testing.T) {
 			c.Payment.BreakerThreshold = tc.threshold
 			o.Log = app.NewLogger(sink, "warn")
 		})
-		got := withMsg(sink.lines(t), "payment breaker threshold weakens the outage guarantee")
+		got := withMsg(sink.lines(t), "payment breaker threshold delays the breaker for a lone order")
 		if (len(got) > 0) != tc.warned {
 			t.Errorf("threshold %d: warnings %v, want warned %v", tc.threshold, got, tc.warned)
 		}

@@ -77,8 +77,9 @@ func (a *App) wireSaga(cfg config.Config, owner string, opt Options) error {
 	c.Advancer, err = orchestrator.NewAdvancer(orchestrator.AdvancerConfig{
 		Store: a.store, Inventory: c.Stock, Payments: c.Payments, Dispatcher: c.Relay,
 		Now: a.Now, NewID: a.NewID,
-		Backoff: resilience.Backoff{Base: cfg.Saga.BackoffBase, Cap: cfg.Saga.BackoffCap},
-		Lease:   cfg.Saga.Lease, InboxTTL: cfg.Saga.InboxTTL, Shards: cfg.Relay.Shards, Owner: owner, Log: a.Log,
+		Backoff:     resilience.Backoff{Base: cfg.Saga.BackoffBase, Cap: cfg.Saga.BackoffCap},
+		OutageBound: cfg.Saga.OutageBound,
+		Lease:       cfg.Saga.Lease, InboxTTL: cfg.Saga.InboxTTL, Shards: cfg.Relay.Shards, Owner: owner, Log: a.Log,
 		Hooks: a.hooks.sagaHooks(), LoopLimit: cfg.Redrive.LoopLimit,
 	})
 	if err != nil {

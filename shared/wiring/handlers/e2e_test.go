@@ -298,7 +298,11 @@ func injectFaults(t *testing.T, a *app.App, f orchestrator.Faults) {
 }
 
 func TestFailedSagaShowsItsDeadLetterInTheChain(t *testing.T) {
-	s := newSuite(t, func(c *config.Config) { c.Saga.BackoffBase, c.Saga.BackoffCap = time.Millisecond, time.Millisecond })
+	// The release's held last attempt waits out a short outage bound (one
+	// hold of a second), then gives up.
+	s := newSuite(t, func(c *config.Config) {
+		c.Saga.BackoffBase, c.Saga.BackoffCap, c.Saga.OutageBound = time.Millisecond, time.Millisecond, time.Millisecond
+	})
 	injectFaults(t, s.app, orchestrator.Faults{Fail: func(_ context.Context, at orchestrator.FaultPoint) error {
 		step := at.Step
 		if step == saga.StepReleaseInventory {
