@@ -26,6 +26,7 @@ import (
 	"strings"
 	"time"
 
+	"ordersaga/shared/app/orchestrator"
 	"ordersaga/shared/domain/store"
 	"ordersaga/shared/wiring/app"
 )
@@ -54,6 +55,10 @@ type Options struct {
 	// order. Tests use it to break the product on purpose and prove that the
 	// checker notices.
 	Tamper func(a *app.App)
+	// TamperAdvancer, if set, adjusts every advancer's configuration as it
+	// is built (after the run's faults), for tests that break the saga
+	// engine on purpose.
+	TamperAdvancer func(*orchestrator.AdvancerConfig)
 	// AfterDrain, if set, is called after the drain and before the checks
 	// (tests use it to damage the final state).
 	AfterDrain func(ctx context.Context, a *app.App, st store.Store) error

@@ -106,20 +106,17 @@ func TestCheckerCatchesBrokenProduct(t *testing.T) {
 		name       string
 		faults     func(*Faults)
 		tamper     func(*app.App)
+		advancer   func(*orchestrator.AdvancerConfig)
 		afterDrain func(context.Context, *app.App, store.Store) error
 		want       string // in some violation
 	}{{
-		name: "stock reserved twice",
-		tamper: func(a *app.App) {
-			withAdvancer(a, func(c *orchestrator.AdvancerConfig) { c.Inventory = doubleReserve{a.Commands.Stock} })
-		},
-		want: "belongs to no saga",
+		name:     "stock reserved twice",
+		advancer: func(c *orchestrator.AdvancerConfig) { c.Inventory = doubleReserve{c.Inventory.(*stock.Service)} },
+		want:     "belongs to no saga",
 	}, {
-		name: "charged twice",
-		tamper: func(a *app.App) {
-			withAdvancer(a, func(c *orchestrator.AdvancerConfig) { c.Payments = doubleCharge{a.Commands.Payments} })
-		},
-		want: "ledger entry",
+		name:     "charged twice",
+		advancer: func(c *orchestrator.AdvancerConfig) { c.Payments = doubleCharge{c.Payments.(*payments.Service)} },
+		want:     "ledger entry",
 	}, {
 		name: "idempotency key ignored",
 		faults: func(f *Faults) {
@@ -171,7 +168,7 @@ func TestCheckerCatchesBrokenProduct(t *testing.T) {
 			if tc.faults != nil {
 				tc.faults(&f)
 			}
-			rep := run(t, Options{Orders: 20, Seed: 3, Faults: &f, Tamper: tc.tamper, AfterDrain: tc.afterDrain})
+			rep := run(t, Options{Orders: 20, Seed: 3, Faults: &f, Tamper: tc.tamper, TamperAdvancer: tc.advancer, AfterDrain: tc.afterDrain})
 			wantViolation(t, rep, tc.want)
 			var b bytes.Buffer
 			rep.WriteTable(&b)
@@ -180,14 +177,6 @@ func TestCheckerCatchesBrokenProduct(t *testing.T) {
 			}
 		})
 	}
-}
-
-// withAdvancer rebuilds a's advancer with change applied to its
-// configuration (its step table keeps the run's injected faults).
-func withAdvancer(a *app.App, change func(*orchestrator.AdvancerConfig)) {
-	c := a.Commands.Advancer.Config()
-	change(&c)
-	a.Commands.Advancer = must(orchestrator.NewAdvancer(c))
 }
 
 // doubleReserve reserves every saga's stock a second time under another key.

@@ -8,7 +8,6 @@ import (
 	"ordersaga/shared/app/orchestrator"
 	"ordersaga/shared/domain/saga"
 	"ordersaga/shared/kit/config"
-	"ordersaga/shared/wiring/app"
 )
 
 // Step-log errors as the product writes them for process_payment.
@@ -147,9 +146,7 @@ func TestOutageCancelJudgesTheProvidersFailures(t *testing.T) {
 // other fault, to cancel orders the check reports.
 func TestCheckerCatchesAnOutageThatSpendsAttempts(t *testing.T) {
 	rep := run(t, Options{Orders: 60, Seed: 3, Faults: &Faults{}, Advancing: time.Millisecond, Outages: true,
-		Tamper: func(a *app.App) {
-			withAdvancer(a, func(c *orchestrator.AdvancerConfig) { c.OutageBound = time.Nanosecond })
-		}})
+		TamperAdvancer: func(c *orchestrator.AdvancerConfig) { c.OutageBound = time.Nanosecond }})
 	wantViolation(t, rep, "on a provider that was down")
 	if rep.ViolationsBy["outage-cancel"] == 0 {
 		t.Errorf("violations %v, want outage-cancel ones", rep.ViolationsBy)

@@ -68,7 +68,6 @@ func (w *world) deploy(ctx context.Context, cfg config.Config) error {
 			if err != nil {
 				return fmt.Errorf("chaos: build instance %s: %w", name, err)
 			}
-			w.wireFaults(a, n)
 			n++
 			roles[r] = append(roles[r], a)
 			if skew != 0 {

@@ -210,7 +210,6 @@ func (w *world) build(ctx context.Context, path string) error {
 	if err != nil {
 		return fmt.Errorf("chaos: build app: %w", err)
 	}
-	w.wireFaults(w.app, 0)
 	if err := w.setupQueues(ctx); err != nil {
 		return err
 	}
@@ -312,6 +311,7 @@ func (w *world) instanceOptions(cfg config.Config, opt app.Options, n uint64) ap
 		}
 	}
 	opt.Payments = func(c *payments.Config) { c.Provider = w.provider(cfg.Payment, opt.Now, n) }
+	w.wireFaults(&opt, n)
 	return opt
 }
 
@@ -326,20 +326,27 @@ func (w *world) dropper(who string, p float64, inner outboxwrite.Dispatcher) out
 	return d
 }
 
-// wireFaults injects the crashes and faults into the advancer's step table
-// (orchestrator.InjectFaults) and the dispatchers of the saga components,
-// seeds their backoff jitter, and chains counters onto their metric hooks.
-func (w *world) wireFaults(a *app.App, n uint64) {
+// wireFaults sets opt to build the advancer and the recovery with the
+// run's faults: crashes and faults injected into the advancer's step table
+// (orchestrator.InjectFaults), the dispatchers of both wrapped in the crash
+// before dispatch, the advancer's backoff jitter seeded and counters
+// chained onto its metric hooks.
+func (w *world) wireFaults(opt *app.Options, n uint64) {
+	opt.Recovery = func(rec *orchestrator.RecoveryConfig) {
+		rec.Dispatcher = w.dropper("recovery", w.faults.RecoveryDropDispatch, rec.Dispatcher)
+	}
+	opt.Advancer = func(adv *orchestrator.AdvancerConfig) {
+		w.faultAdvancer(adv, n)
+		if w.opts.TamperAdvancer != nil {
+			w.opts.TamperAdvancer(adv)
+		}
+	}
+}
+
+// faultAdvancer is wireFaults for the advancer's configuration.
+func (w *world) faultAdvancer(adv *orchestrator.AdvancerConfig, n uint64) {
 	f := &w.faults
-	drop := func(who string, p float64) outboxwrite.Dispatcher { return w.dropper(who, p, a.Commands.Relay) }
-	// The advancer and the recovery are built anew with the run's
-	// dispatcher, jitter and counters (they take no change after
-	// construction).
-	adv := a.Commands.Advancer.Config()
-	adv.Dispatcher = drop("advancer", f.AdvancerDropDispatch)
-	rec := a.Commands.Recovery.Config()
-	rec.Dispatcher = drop("recovery", f.RecoveryDropDispatch)
-	a.Commands.Recovery = must(orchestrator.NewRecovery(rec))
+	adv.Dispatcher = w.dropper("advancer", f.AdvancerDropDispatch, adv.Dispatcher)
 	adv.Backoff.Rand = resilience.NewRand(w.opts.Seed + 2 + 16*n)
 	h := adv.Hooks
 	onMsg, onStep := h.OnMessage, h.OnStep
@@ -399,7 +406,6 @@ func (w *world) wireFaults(a *app.App, n uint64) {
 			return nil
 		},
 	})
-	a.Commands.Advancer = must(orchestrator.NewAdvancer(adv))
 }
 
 // stepKey names one run of a step for keyed faults: the invocation that

@@ -76,12 +76,15 @@ type Options struct {
 	OnTx func(readOnly bool)
 	// Owner names this instance in leases (default: a random id).
 	Owner string
-	// Relay, Orders and Payments, if set, adjust a use case's configuration
-	// before it is built (chaos runs: crash hooks, seeded jitter, counters,
-	// a stand-in provider); nothing is changed on a use case after New.
+	// Relay, Orders, Payments, Advancer and Recovery, if set, adjust a use
+	// case's configuration before it is built (tests and chaos runs:
+	// injected faults, seeded jitter, counters, a stand-in provider);
+	// nothing is changed on a use case, or in Commands, after New.
 	Relay    func(*relay.Config)
 	Orders   func(*orders.Config)
 	Payments func(*payments.Config)
+	Advancer func(*orchestrator.AdvancerConfig)
+	Recovery func(*orchestrator.RecoveryConfig)
 }
 
 // New opens the adapters with open and builds the App on them. It fails with
@@ -184,7 +187,7 @@ func (a *App) wire(cfg config.Config, owner string, opt Options) error {
 	oc := orders.Config{
 		Store: a.store, Dispatcher: a.Commands.Relay, Shards: cfg.Relay.Shards,
 		Now: a.Now, NewID: a.NewID, Log: a.Log, OnIdempotency: a.hooks.idempotency,
-		Steps: orchestrator.CreateOrderSaga.Table(), Starter: sagaStarter{a},
+		Steps: orchestrator.CreateOrderSaga.Table(), Starter: sagaStarter{a.Commands.Advancer},
 	}
 	if opt.Orders != nil {
 		opt.Orders(&oc)
@@ -199,11 +202,9 @@ func (a *App) wire(cfg config.Config, owner string, opt Options) error {
 // sagaStarter is the App's advancer as the orders use case's SagaStarter:
 // a new order's saga runs its leading in-transaction steps in the order's
 // transaction, through the advancer's own save path (orchestrator.Start).
-// It uses App.Commands.Advancer as it is at each request, so an advancer a caller
-// rebuilt (its hooks, its chaining) starts the sagas too.
-type sagaStarter struct{ a *App }
+type sagaStarter struct{ adv *orchestrator.Advancer }
 
-func (s sagaStarter) NewStart() orders.SagaStart { return s.a.Commands.Advancer.NewStart() }
+func (s sagaStarter) NewStart() orders.SagaStart { return s.adv.NewStart() }
 
 func authenticator(cfg config.Config) (identity.Authenticator, error) {
 	if cfg.Auth == config.AuthGateway {

@@ -1,8 +1,6 @@
 package app
 
 import (
-	"context"
-
 	"ordersaga/shared/app/breakerboard"
 	"ordersaga/shared/app/jobs/dlqoperator"
 	"ordersaga/shared/app/jobs/maintenance"
@@ -23,7 +21,10 @@ import (
 // here may also answer reads of its own data (orders.Service.Get,
 // stock.Service.Get, redrive's list and show); Queries holds the use cases
 // that only read. Each function body calls one job: the HTTP API calls
-// Orders, Stock and Redrive through App.HTTP.
+// Orders, Stock and Redrive through App.HTTP. New builds them once, in
+// dependency order (the jobs and the order service hold the use cases
+// built before them), and nothing replaces them after: a caller that needs
+// a use case built otherwise adjusts its configuration through Options.
 type Commands struct {
 	Orders   *orders.Service
 	Stock    *stock.Service
@@ -62,7 +63,7 @@ func (a *App) wireJobs(cfg config.Config) error {
 		return err
 	}
 	if c.AdvanceSagas, err = sagabatch.New(sagabatch.Config{
-		Advancer: currentAdvancer{c}, Concurrency: cfg.Saga.BatchConcurrency, OnReceived: a.hooks.received,
+		Advancer: c.Advancer, Concurrency: cfg.Saga.BatchConcurrency, OnReceived: a.hooks.received,
 	}); err != nil {
 		return err
 	}
@@ -70,7 +71,7 @@ func (a *App) wireJobs(cfg config.Config) error {
 		return err
 	}
 	if c.Recover, err = maintenance.New(maintenance.Config{
-		Recovery: currentRecovery{c}, DeadLetters: c.Redrive, Store: a.store,
+		Recovery: c.Recovery, DeadLetters: c.Redrive, Store: a.store,
 		Queue: a.queue, SagaDLQURL: cfg.QueueURLs.SagaCommandsDLQ, Retention: cfg.Relay.Retention,
 		Now: a.Now, Log: a.Log, OnRecovery: a.hooks.recovery, OnDeadLetterSize: a.hooks.deadLetterSize,
 	}); err != nil {
@@ -85,20 +86,4 @@ func (a *App) wireJobs(cfg config.Config) error {
 		Config: cfg, Store: a.store, Queue: a.queue, Database: a.probe, Now: a.Now,
 	})
 	return err
-}
-
-// currentAdvancer and currentRecovery call the advancer and the recovery
-// Commands holds at call time, so one that a chaos run or a test puts in
-// place after New is the one the jobs run.
-type (
-	currentAdvancer struct{ c *Commands }
-	currentRecovery struct{ c *Commands }
-)
-
-func (f currentAdvancer) Handle(ctx context.Context, m orchestrator.Message) (orchestrator.Result, error) {
-	return f.c.Advancer.Handle(ctx, m)
-}
-
-func (f currentRecovery) Run(ctx context.Context) (orchestrator.Report, error) {
-	return f.c.Recovery.Run(ctx)
 }

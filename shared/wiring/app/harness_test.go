@@ -27,6 +27,9 @@ type testEnv struct {
 	srv     *httptest.Server
 	dbPath  string
 	txCount atomic.Int64
+	// before runs ahead of every write transaction of the advancer
+	// (beforeAdvancerTx); nil runs nothing.
+	before atomic.Pointer[func() error]
 }
 
 func newTestEnv(t *testing.T, mutate ...func(*config.Config, *app.Options)) *testEnv {
@@ -37,7 +40,8 @@ func newTestEnv(t *testing.T, mutate ...func(*config.Config, *app.Options)) *tes
 	cfg.QueueSQLite = cfg.SQLitePath
 	cfg.LogLevel = "error"
 	env := &testEnv{t: t, dbPath: cfg.SQLitePath}
-	opt := app.Options{OnTx: func(bool) { env.txCount.Add(1) }}
+	opt := app.Options{OnTx: func(bool) { env.txCount.Add(1) },
+		Advancer: func(c *orchestrator.AdvancerConfig) { c.Store = advancerStore{Store: c.Store, before: env.runBefore} }}
 	for _, m := range mutate {
 		m(&cfg, &opt)
 	}
@@ -121,17 +125,16 @@ func (s advancerStore) InTx(ctx context.Context, fn func(ctx context.Context, tx
 	return s.Store.InTx(ctx, fn)
 }
 
-// beforeAdvancerTx rebuilds the App's advancer over its store decorated
-// with before (advancerStore).
-func (e *testEnv) beforeAdvancerTx(before func() error) {
-	e.t.Helper()
-	c := e.app.Commands.Advancer.Config()
-	c.Store = advancerStore{Store: c.Store, before: before}
-	adv, err := orchestrator.NewAdvancer(c)
-	if err != nil {
-		e.t.Fatal(err)
+// beforeAdvancerTx runs before ahead of every write transaction of the
+// App's advancer from now on (the advancer is built over advancerStore).
+func (e *testEnv) beforeAdvancerTx(before func() error) { e.before.Store(&before) }
+
+// runBefore runs the function beforeAdvancerTx set, if any.
+func (e *testEnv) runBefore() error {
+	if f := e.before.Load(); f != nil {
+		return (*f)()
 	}
-	e.app.Commands.Advancer = adv
+	return nil
 }
 
 // stocked makes n units of sku available. A new order reserves its stock

@@ -74,15 +74,18 @@ func (a *App) wireSaga(cfg config.Config, owner string, opt Options) error {
 	if c.Payments, err = payments.New(pc); err != nil {
 		return err
 	}
-	c.Advancer, err = orchestrator.NewAdvancer(orchestrator.AdvancerConfig{
+	ac := orchestrator.AdvancerConfig{
 		Store: a.store, Inventory: c.Stock, Payments: c.Payments, Dispatcher: c.Relay,
 		Now: a.Now, NewID: a.NewID,
 		Backoff:     resilience.Backoff{Base: cfg.Saga.BackoffBase, Cap: cfg.Saga.BackoffCap},
 		OutageBound: cfg.Saga.OutageBound,
 		Lease:       cfg.Saga.Lease, InboxTTL: cfg.Saga.InboxTTL, Shards: cfg.Relay.Shards, Owner: owner, Log: a.Log,
-		Hooks: a.hooks.sagaHooks(), LoopLimit: cfg.Redrive.LoopLimit,
-	})
-	if err != nil {
+		Hooks: a.hooks.sagaHooks(), LoopLimit: cfg.Redrive.LoopLimit, Steps: orchestrator.CreateOrderSaga,
+	}
+	if opt.Advancer != nil {
+		opt.Advancer(&ac)
+	}
+	if c.Advancer, err = orchestrator.NewAdvancer(ac); err != nil {
 		return err
 	}
 	wait := time.Duration(0)
@@ -103,11 +106,15 @@ func (a *App) wireSaga(cfg config.Config, owner string, opt Options) error {
 	if err != nil {
 		return err
 	}
-	c.Recovery, err = orchestrator.NewRecovery(orchestrator.RecoveryConfig{
+	rc := orchestrator.RecoveryConfig{
 		Store: a.store, Now: a.Now, NewID: a.NewID, StuckAfter: cfg.Recovery.StuckAfter, BatchSize: cfg.Recovery.BatchSize,
 		MaxResends: cfg.Recovery.MaxResends, MaxWait: cfg.Recovery.MaxWait, LoopLimit: cfg.Redrive.LoopLimit,
-		Dispatcher: c.Relay, Shards: cfg.Relay.Shards, Owner: owner, Log: a.Log,
-	})
+		Dispatcher: c.Relay, Shards: cfg.Relay.Shards, Owner: owner, Log: a.Log, Steps: orchestrator.CreateOrderSaga,
+	}
+	if opt.Recovery != nil {
+		opt.Recovery(&rc)
+	}
+	c.Recovery, err = orchestrator.NewRecovery(rc)
 	return err
 }
 

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -31,6 +32,8 @@ type suite struct {
 	app   *app.App
 	ports app.Ports // the local adapters: the trigger emulation uses the queue
 	srv   *httptest.Server
+	// faults are what the advancer's step table injects (injectFaults).
+	faults atomic.Pointer[orchestrator.Faults]
 }
 
 func newSuite(t *testing.T, mutate func(*config.Config)) *suite {
@@ -39,7 +42,7 @@ func newSuite(t *testing.T, mutate func(*config.Config)) *suite {
 }
 
 // newSuiteWith is newSuite whose ports pass through decorate first.
-func newSuiteWith(t *testing.T, mutate func(*config.Config), decorate func(*app.Ports)) *suite {
+func newSuiteWith(t *testing.T, mutate func(*config.Config), decorate func(*app.Ports), advancer ...func(*orchestrator.AdvancerConfig)) *suite {
 	t.Helper()
 	cfg := config.Default()
 	cfg.SQLitePath = filepath.Join(t.TempDir(), "e2e.db")
@@ -58,7 +61,28 @@ func newSuiteWith(t *testing.T, mutate func(*config.Config), decorate func(*app.
 		s.ports = p
 		return p, err
 	}
-	a, err := app.New(context.Background(), cfg, open, app.Options{})
+	// The advancer's step table asks the suite's faults (injectFaults),
+	// none until a test sets them.
+	opt := app.Options{Advancer: func(c *orchestrator.AdvancerConfig) {
+		c.Steps = orchestrator.InjectFaults(c.Steps, orchestrator.Faults{
+			Fail: func(ctx context.Context, at orchestrator.FaultPoint) error {
+				if f := s.faults.Load(); f != nil && f.Fail != nil {
+					return f.Fail(ctx, at)
+				}
+				return nil
+			},
+			CrashAfter: func(ctx context.Context, at orchestrator.FaultPoint) error {
+				if f := s.faults.Load(); f != nil && f.CrashAfter != nil {
+					return f.CrashAfter(ctx, at)
+				}
+				return nil
+			},
+		})
+		for _, change := range advancer {
+			change(c)
+		}
+	}}
+	a, err := app.New(context.Background(), cfg, open, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,18 +308,9 @@ func newServer(a *app.App, p app.Ports) *httptest.Server {
 	return httptest.NewServer(mux)
 }
 
-// injectFaults rebuilds a's advancer over its step table decorated with f
-// (orchestrator.InjectFaults).
-func injectFaults(t *testing.T, a *app.App, f orchestrator.Faults) {
-	t.Helper()
-	c := a.Commands.Advancer.Config()
-	c.Steps = orchestrator.InjectFaults(c.Steps, f)
-	adv, err := orchestrator.NewAdvancer(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a.Commands.Advancer = adv
-}
+// injectFaults makes the suite's advancer fail and crash as f says from
+// now on (its step table asks the suite's faults).
+func injectFaults(s *suite, f orchestrator.Faults) { s.faults.Store(&f) }
 
 func TestFailedSagaShowsItsDeadLetterInTheChain(t *testing.T) {
 	// The release's held last attempt waits out a short outage bound (one
@@ -303,7 +318,7 @@ func TestFailedSagaShowsItsDeadLetterInTheChain(t *testing.T) {
 	s := newSuite(t, func(c *config.Config) {
 		c.Saga.BackoffBase, c.Saga.BackoffCap, c.Saga.OutageBound = time.Millisecond, time.Millisecond, time.Millisecond
 	})
-	injectFaults(t, s.app, orchestrator.Faults{Fail: func(_ context.Context, at orchestrator.FaultPoint) error {
+	injectFaults(s, orchestrator.Faults{Fail: func(_ context.Context, at orchestrator.FaultPoint) error {
 		step := at.Step
 		if step == saga.StepReleaseInventory {
 			return apperr.New(apperr.Transient, "stock service down (injected)")

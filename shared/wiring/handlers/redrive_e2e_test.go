@@ -66,21 +66,14 @@ func (s *suite) invoke(fn string, cmd string) map[string]any {
 }
 
 func TestPoisonMessageToDLQThenRedriveProcessesItOnce(t *testing.T) {
-	s := newSuite(t, nil)
-	broken := true
-	// One step per message, so the poison step has a message (and a batch)
+	// One step per message (MaxChainSteps 1), so the poison step has a message (and a batch)
 	// of its own. With step chaining the crash would happen in the batch of
 	// the saga's first message, already saved: that message would go to the
 	// DLQ too (ResolveFinished resolves it once the saga finished), and the
 	// poison step's own command would reach the queue through the relay.
-	c := s.app.Commands.Advancer.Config()
-	c.MaxChainSteps = 1
-	adv, err := orchestrator.NewAdvancer(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s.app.Commands.Advancer = adv
-	injectFaults(t, s.app, orchestrator.Faults{
+	s := newSuiteWith(t, nil, nil, func(c *orchestrator.AdvancerConfig) { c.MaxChainSteps = 1 })
+	broken := true
+	injectFaults(s, orchestrator.Faults{
 		Fail: func(_ context.Context, at orchestrator.FaultPoint) error {
 			step := at.Step
 			if broken && step == saga.StepReserveInventory {
