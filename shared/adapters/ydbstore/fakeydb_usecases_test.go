@@ -30,7 +30,7 @@ import (
 
 // fakeApp is the whole App over ydbstore.Open talking to a FakeYDB, with
 // the embedded queue.
-func fakeApp(t *testing.T) (*app.App, *ydbstore.FakeYDB, config.Config, queue.Queue, store.Store) {
+func fakeApp(t *testing.T, opt app.Options) (*app.App, *ydbstore.FakeYDB, config.Config, queue.Queue, store.Store) {
 	t.Helper()
 	f := ydbstore.StartFakeYDB(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -48,7 +48,7 @@ func fakeApp(t *testing.T) (*app.App, *ydbstore.FakeYDB, config.Config, queue.Qu
 	t.Cleanup(func() { q.Close() })
 	cfg := config.Default()
 	cfg.LogLevel = "error"
-	a, err := app.New(ctx, cfg, app.Use(app.Ports{Store: st, Queue: q}), app.Options{})
+	a, err := app.New(ctx, cfg, app.Use(app.Ports{Store: st, Queue: q}), opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,28 @@ var newOrderBody = `{"customer_id":"c-1","currency":"RUB","items":[{"sku":"sku-1
 // recovery run, and returns the RPCs of each operation.
 func runConfirmedOrder(t *testing.T) []rpcCount {
 	t.Helper()
-	a, f, cfg, q, st := fakeApp(t)
+	// A message may run several steps (step chaining); its RPCs are cut
+	// after each save (the committing query that appends saga-log lines:
+	// one per step it saves, several when steps are saved together), named
+	// by the steps a fault injected into the step table saw start (it
+	// fails none); what follows the last save (the fast-path publish) goes
+	// to the last steps. The new order's transaction runs the saga's
+	// leading store-only steps (orchestrator.Start): they are named with it.
+	var stepNames []string
+	naming := true
+	name := func(c *orchestrator.AdvancerConfig) {
+		c.Steps = orchestrator.InjectFaults(c.Steps, orchestrator.Faults{Fail: func(_ context.Context, at orchestrator.FaultPoint) error {
+			step, dir := at.Step, at.Dir
+			// An action inside a save transaction is asked again when the
+			// transaction runs again; a step is named once.
+			name := fmt.Sprintf("saga step %s (%s)", step, dir)
+			if naming && (len(stepNames) == 0 || stepNames[len(stepNames)-1] != name) {
+				stepNames = append(stepNames, name)
+			}
+			return nil
+		}})
+	}
+	a, f, cfg, q, st := fakeApp(t, app.Options{Advancer: name})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	if _, err := a.Commands.Stock.SetAvailable(ctx, "bench", "sku-1", 1_000_000); err != nil {
@@ -139,30 +160,6 @@ func runConfirmedOrder(t *testing.T) []rpcCount {
 
 	req, err := order.DecodeRequest(strings.NewReader(newOrderBody))
 	if err != nil {
-		t.Fatal(err)
-	}
-	// A message may run several steps (step chaining); its RPCs are cut
-	// after each save (the committing query that appends saga-log lines:
-	// one per step it saves, several when steps are saved together), named
-	// by the steps a fault injected into the step table saw start (it
-	// fails none); what follows
-	// the last save (the fast-path publish) goes to the last steps. The new
-	// order's transaction runs the saga's leading store-only steps
-	// (orchestrator.Start): they are named with it.
-	var stepNames []string
-	naming := true
-	advCfg := a.Commands.Advancer.Config()
-	advCfg.Steps = orchestrator.InjectFaults(advCfg.Steps, orchestrator.Faults{Fail: func(_ context.Context, at orchestrator.FaultPoint) error {
-		step, dir := at.Step, at.Dir
-		// An action inside a save transaction is asked again when the
-		// transaction runs again; a step is named once.
-		name := fmt.Sprintf("saga step %s (%s)", step, dir)
-		if naming && (len(stepNames) == 0 || stepNames[len(stepNames)-1] != name) {
-			stepNames = append(stepNames, name)
-		}
-		return nil
-	}})
-	if a.Commands.Advancer, err = orchestrator.NewAdvancer(advCfg); err != nil {
 		t.Fatal(err)
 	}
 	group := func(n int) string {

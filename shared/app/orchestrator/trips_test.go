@@ -54,7 +54,24 @@ func TestStepRoundTrips(t *testing.T) {
 	cfg := config.Default()
 	cfg.SQLitePath = path
 	cfg.LogLevel = "error"
-	a, err := app.New(ctx, cfg, app.Use(app.Ports{Store: twin, Queue: q}), app.Options{})
+	type row struct {
+		name  string
+		trips ydbtrips.Trips
+	}
+	var rows []row
+	measuring := false // the steps of the delivered message, not the order's transaction
+	onSteps := func(c *orchestrator.AdvancerConfig) {
+		onStep := c.Hooks.OnStep
+		c.Hooks.OnStep = func(step string, dir saga.Direction, o saga.Outcome) {
+			if measuring {
+				rows = append(rows, row{fmt.Sprintf("%s (%s)", step, dir), twin.Take()})
+			}
+			if onStep != nil {
+				onStep(step, dir, o)
+			}
+		}
+	}
+	a, err := app.New(ctx, cfg, app.Use(app.Ports{Store: twin, Queue: q}), app.Options{Advancer: onSteps})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,22 +110,7 @@ func TestStepRoundTrips(t *testing.T) {
 	if err != nil || len(msgs) != 1 {
 		t.Fatalf("first command: %v %v", msgs, err)
 	}
-	type row struct {
-		name  string
-		trips ydbtrips.Trips
-	}
-	var rows []row
-	c := a.Commands.Advancer.Config()
-	onStep := c.Hooks.OnStep
-	c.Hooks.OnStep = func(step string, dir saga.Direction, o saga.Outcome) {
-		rows = append(rows, row{fmt.Sprintf("%s (%s)", step, dir), twin.Take()})
-		if onStep != nil {
-			onStep(step, dir, o)
-		}
-	}
-	if a.Commands.Advancer, err = orchestrator.NewAdvancer(c); err != nil {
-		t.Fatal(err)
-	}
+	measuring = true
 	twin.Take()
 	m := msgs[0]
 	res, err := a.Commands.Advancer.Handle(ctx, orchestrator.Message{EventID: m.Attributes[outbox.AttrEventID], Body: []byte(m.Body), Attributes: m.Attributes})
