@@ -43,35 +43,7 @@ func (a *App) wireSaga(cfg config.Config, owner string, opt Options) error {
 	if c.Stock, err = stock.New(stock.Config{Store: a.store, Now: a.Now, NewID: a.NewID}); err != nil {
 		return err
 	}
-	var provider payments.Provider
-	if cfg.Payment.ProviderURL != "" {
-		if provider, err = payments.NewHTTPProvider(payments.HTTPConfig{BaseURL: cfg.Payment.ProviderURL, Client: &http.Client{}, Now: a.Now}); err != nil {
-			return err
-		}
-	} else {
-		// No external provider configured: the built-in simulated provider
-		// (local runs and demos), behind the same resilience policy.
-		if a.sim, err = paymentsim.New(paymentsim.Config{
-			DeclineAbove: cfg.Payment.DeclineAbove, FailureRate: cfg.Payment.FailureRate, Latency: cfg.Payment.Latency,
-		}); err != nil {
-			return err
-		}
-		provider = a.sim
-	}
-	guarded, err := payments.NewGuarded(payments.GuardedConfig{Provider: provider, Policy: payments.PolicyConfig{
-		Name: "payment", MaxConcurrent: cfg.Payment.MaxConcurrent, AttemptTimeout: cfg.Payment.Timeout,
-		Breaker: resilience.BreakerConfig{FailureThreshold: cfg.Payment.BreakerThreshold, OpenTimeout: cfg.Payment.BreakerOpenFor,
-			OnStateChange: a.hooks.breakerChanged, OnInit: a.hooks.breakerInit, Log: a.Log},
-		OnAttempt: a.hooks.retryAttempt, OnReject: a.hooks.bulkheadRejected,
-	}})
-	if err != nil {
-		return err
-	}
-	pc := payments.Config{Store: a.store, Provider: guarded, Now: a.Now}
-	if opt.Payments != nil {
-		opt.Payments(&pc)
-	}
-	if c.Payments, err = payments.New(pc); err != nil {
+	if err := a.wirePayments(cfg, opt); err != nil {
 		return err
 	}
 	ac := orchestrator.AdvancerConfig{
@@ -115,6 +87,43 @@ func (a *App) wireSaga(cfg config.Config, owner string, opt Options) error {
 		opt.Recovery(&rc)
 	}
 	c.Recovery, err = orchestrator.NewRecovery(rc)
+	return err
+}
+
+// wirePayments builds the payment participant: the configured provider (or
+// the built-in simulated one) behind the resilience policy.
+func (a *App) wirePayments(cfg config.Config, opt Options) error {
+	c := &a.Commands
+	var err error
+	var provider payments.Provider
+	if cfg.Payment.ProviderURL != "" {
+		if provider, err = payments.NewHTTPProvider(payments.HTTPConfig{BaseURL: cfg.Payment.ProviderURL, Client: &http.Client{}, Now: a.Now}); err != nil {
+			return err
+		}
+	} else {
+		// No external provider configured: the built-in simulated provider
+		// (local runs and demos), behind the same resilience policy.
+		if a.sim, err = paymentsim.New(paymentsim.Config{
+			DeclineAbove: cfg.Payment.DeclineAbove, FailureRate: cfg.Payment.FailureRate, Latency: cfg.Payment.Latency,
+		}); err != nil {
+			return err
+		}
+		provider = a.sim
+	}
+	guarded, err := payments.NewGuarded(payments.GuardedConfig{Provider: provider, Policy: payments.PolicyConfig{
+		Name: "payment", MaxConcurrent: cfg.Payment.MaxConcurrent, AttemptTimeout: cfg.Payment.Timeout,
+		Breaker: resilience.BreakerConfig{FailureThreshold: cfg.Payment.BreakerThreshold, OpenTimeout: cfg.Payment.BreakerOpenFor,
+			OnStateChange: a.hooks.breakerChanged, OnInit: a.hooks.breakerInit, Log: a.Log},
+		OnAttempt: a.hooks.retryAttempt, OnReject: a.hooks.bulkheadRejected,
+	}})
+	if err != nil {
+		return err
+	}
+	pc := payments.Config{Store: a.store, Provider: guarded, Now: a.Now}
+	if opt.Payments != nil {
+		opt.Payments(&pc)
+	}
+	c.Payments, err = payments.New(pc)
 	return err
 }
 
